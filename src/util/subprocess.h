@@ -1,0 +1,84 @@
+// Running child processes with a hard wall-clock timeout. Used for nvcc, the candidate runner and
+// helper tools; every child gets its own process group so a timeout kills everything it spawned.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace kevo {
+
+struct ProcessLimits {
+  std::optional<long> max_file_bytes;   // RLIMIT_FSIZE
+  std::optional<long> max_open_files;   // RLIMIT_NOFILE
+  std::optional<long> max_cpu_seconds;  // RLIMIT_CPU
+  bool no_core_dump = true;
+};
+
+struct RunOptions {
+  std::vector<std::string> argv;
+  std::string stdin_data;
+  std::optional<std::string> cwd;
+  std::map<std::string, std::string> env_add;  // added to (or replacing in) the parent's env
+  std::chrono::milliseconds timeout{60000};
+  size_t max_output_bytes = 4 << 20;  // each of stdout/stderr; the rest is dropped
+  ProcessLimits limits;
+};
+
+struct RunResult {
+  int exit_code = -1;   // valid when !signaled && !timed_out
+  int term_signal = 0;  // valid when signaled
+  bool signaled = false;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  double wall_seconds = 0;
+  bool ok() const { return !signaled && !timed_out && exit_code == 0; }
+  // "exit code 2", "killed by signal 11 (Segmentation fault)", "timed out after 3.0 s"
+  std::string describe() const;
+};
+
+// Runs a program to completion (or timeout), capturing its output. Fails only when the program
+// could not be started at all.
+Result<RunResult> run_process(const RunOptions& opts);
+
+// Applies limits in a freshly forked child (async-signal-safe).
+void apply_limits_in_child(const ProcessLimits& limits);
+
+// Finds an executable on PATH (or returns the argument if it contains a slash and exists).
+std::optional<std::string> find_program(const std::string& name);
+
+}  // namespace kevo
+
+namespace kevo {
+
+// A running child with pipes to its stdin/stdout/stderr, in its own process group.
+struct Child {
+  int pid = -1;
+  int in_fd = -1;   // write end of the child's stdin
+  int out_fd = -1;  // read end of the child's stdout
+  int err_fd = -1;  // read end of the child's stderr
+};
+
+struct SpawnOptions {
+  std::vector<std::string> argv;
+  std::optional<std::string> cwd;
+  std::map<std::string, std::string> env_add;
+  ProcessLimits limits;
+};
+
+Result<Child> spawn_process(const SpawnOptions& opts);
+
+// Kills the child's whole process group and reaps it; returns the wait status.
+int kill_and_reap(Child& child);
+
+// Waits up to `timeout` for the child to exit; returns its wait status or nullopt if still running.
+std::optional<int> wait_for_exit(const Child& child, std::chrono::milliseconds timeout);
+
+std::string describe_wait_status(int status);
+
+}  // namespace kevo

@@ -1,0 +1,55 @@
+#include "util/subprocess.h"
+
+#include <gtest/gtest.h>
+
+using namespace kevo;
+using namespace std::chrono_literals;
+
+TEST(Subprocess, CapturesOutputAndExitCode) {
+  auto r = run_process({.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  EXPECT_FALSE(r->ok());
+}
+
+TEST(Subprocess, FeedsStdin) {
+  std::string big(1 << 20, 'x');
+  auto r = run_process({.argv = {"wc", "-c"}, .stdin_data = big});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::stol(r->out), 1 << 20);
+}
+
+TEST(Subprocess, TimeoutKillsTheWholeGroup) {
+  // The grandchild (sleep) must die too, or the pipe would stay open and this would hang.
+  auto r = run_process({.argv = {"sh", "-c", "sleep 30 & sleep 30"}, .timeout = 300ms});
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(r->wall_seconds, 5.0);
+  EXPECT_NE(r->describe().find("timed out"), std::string::npos);
+}
+
+TEST(Subprocess, ReportsSignals) {
+  auto r = run_process({.argv = {"sh", "-c", "kill -SEGV $$"}});
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->signaled);
+  EXPECT_EQ(r->term_signal, 11);
+}
+
+TEST(Subprocess, MissingProgramIsAnError) {
+  auto r = run_process({.argv = {"/nonexistent/kevo-no-such-program"}});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("kevo-no-such-program"), std::string::npos);
+}
+
+TEST(Subprocess, FileSizeLimitApplies) {
+  ProcessLimits lim;
+  lim.max_file_bytes = 4096;
+  auto r = run_process({.argv = {"sh", "-c", "head -c 100000 /dev/zero > /dev/null; "
+                                             "head -c 100000 /dev/zero > \"$T\""},
+                        .env_add = {{"T", testing::TempDir() + "/kevo_fsize"}},
+                        .limits = lim});
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ok());
+}

@@ -85,9 +85,20 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
   if (pid < 0) return fail("spawn {}: fork: {}", opts.argv[0], strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
-    dup2(in_p[0], 0);
-    dup2(out_p[1], 1);
+    // Move passed fds out of the way first so dup2 onto 3, 4, ... cannot clobber a source.
+    int moved[16];
+    size_t npass = std::min<size_t>(opts.pass_fds.size(), 16);
+    for (size_t i = 0; i < npass; ++i) moved[i] = fcntl(opts.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+    if (opts.null_stdio) {
+      int nul = open("/dev/null", O_RDWR);
+      dup2(nul, 0);
+      dup2(nul, 1);
+    } else {
+      dup2(in_p[0], 0);
+      dup2(out_p[1], 1);
+    }
     dup2(err_p[1], 2);
+    for (size_t i = 0; i < npass; ++i) dup2(moved[i], static_cast<int>(3 + i));
     if (opts.cwd && chdir(opts.cwd->c_str()) != 0) {
       int e = errno;
       (void)!write(exec_err[1], &e, sizeof e);
@@ -164,7 +175,11 @@ std::string RunResult::describe() const {
 }
 
 Result<RunResult> run_process(const RunOptions& opts) {
-  SpawnOptions so{opts.argv, opts.cwd, opts.env_add, opts.limits};
+  SpawnOptions so;
+  so.argv = opts.argv;
+  so.cwd = opts.cwd;
+  so.env_add = opts.env_add;
+  so.limits = opts.limits;
   auto start = Clock::now();
   auto child = spawn_process(so);
   if (!child) return child.unexpected();

@@ -66,9 +66,13 @@ struct Child {
 
 struct SpawnOptions {
   std::vector<std::string> argv;
+  // Passed to the child as fds 3, 4, ... in this order (everything else is close-on-exec).
+  std::vector<int> pass_fds;
   std::optional<std::string> cwd;
   std::map<std::string, std::string> env_add;
   ProcessLimits limits;
+  // Child's stdin/stdout from /dev/null instead of pipes (in_fd/out_fd stay -1).
+  bool null_stdio = false;
 };
 
 Result<Child> spawn_process(const SpawnOptions& opts);

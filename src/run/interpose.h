@@ -1,0 +1,27 @@
+// Runtime guards inside kevo-runner. The runner exports its own definitions of a few CUDA runtime
+// entry points; a candidate .so (linked against the shared cudart) binds to them first, so every
+// kernel launch, stream creation and allocation it makes passes through here. Stream misuse is
+// recorded as a violation while a candidate call is "armed".
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+namespace kevo::guard {
+
+struct Violation {
+  std::string kind;    // foreign_stream, stream_created, alloc_limit
+  std::string detail;
+};
+
+// Arms the guards for one candidate call made on `stream`.
+void arm(cudaStream_t stream, size_t alloc_limit_bytes);
+void disarm();
+// Violations recorded since the last take (also those recorded while disarmed, e.g. by a thread the
+// candidate left behind).
+std::vector<Violation> take();
+size_t allocated_bytes();
+
+}  // namespace kevo::guard

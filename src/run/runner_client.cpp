@@ -1,0 +1,160 @@
+#include "run/runner_client.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kevo {
+namespace fs = std::filesystem;
+
+std::optional<fs::path> find_runner() {
+  if (const char* r = getenv("KEVO_RUNNER"); r && *r) return fs::path(r);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path c : {exe.parent_path() / "kevo-runner", exe.parent_path().parent_path() / "bin" / "kevo-runner"})
+      if (fs::exists(c, ec)) return c;
+  }
+  if (auto p = find_program("kevo-runner")) return fs::path(*p);
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& opts) {
+  fs::path runner = opts.runner;
+  if (runner.empty()) {
+    auto r = find_runner();
+    if (!r) return fail("cannot find kevo-runner (set KEVO_RUNNER or install it next to kevo)");
+    runner = *r;
+  }
+  // A broken pipe to a dead runner must be an error value, not a SIGPIPE that kills the checker.
+  signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<RunnerClient> c(new RunnerClient());
+  auto arena = Arena::create("kevo-arena");
+  if (!arena) return arena.unexpected();
+  c->arena_ = std::move(*arena);
+  int req[2], rep[2];
+  if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
+    return fail("pipe: {}", std::strerror(errno));
+  SpawnOptions so;
+  so.argv = {runner.string()};
+  so.pass_fds = {c->arena_.fd(), req[0], rep[1]};  // become fds 3, 4, 5
+  so.env_add = opts.env;
+  so.null_stdio = true;
+  so.limits.max_file_bytes = 64l << 20;  // a candidate cannot fill the disk
+  so.limits.max_open_files = 4096;
+  auto child = spawn_process(so);
+  ::close(req[0]);
+  ::close(rep[1]);
+  if (!child) {
+    ::close(req[1]);
+    ::close(rep[0]);
+    return child.unexpected();
+  }
+  c->child_ = *child;
+  c->req_fd_ = req[1];
+  c->reply_fd_ = rep[0];
+  c->err_thread_ = std::thread([p = c.get()] { p->drain_stderr(); });
+  return c;
+}
+
+RunnerClient::~RunnerClient() {
+  if (req_fd_ >= 0) ::close(req_fd_);
+  if (reply_fd_ >= 0) ::close(reply_fd_);
+  if (child_.pid > 0) {
+    // Closing the request pipe asks it to exit; give it a moment, then kill.
+    if (!wait_for_exit(child_, std::chrono::milliseconds(2000))) kill(-child_.pid, SIGKILL);
+  }
+  int err_fd = child_.err_fd;
+  child_.err_fd = -1;
+  kill_and_reap(child_);
+  if (err_thread_.joinable()) err_thread_.join();
+  if (err_fd >= 0) ::close(err_fd);
+}
+
+void RunnerClient::drain_stderr() {
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(child_.err_fd, buf, sizeof buf);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return;
+    }
+    std::lock_guard<std::mutex> lock(err_mu_);
+    err_tail_.append(buf, static_cast<size_t>(n));
+    if (err_tail_.size() > 16384) err_tail_.erase(0, err_tail_.size() - 8192);
+  }
+}
+
+std::string RunnerClient::stderr_tail() {
+  std::lock_guard<std::mutex> lock(err_mu_);
+  return err_tail_;
+}
+
+// Kills the process group but leaves stderr open for the drain thread to finish reading.
+int RunnerClient::kill_and_reap_keep_err() {
+  int status = 0;
+  if (child_.pid > 0) {
+    kill(-child_.pid, SIGKILL);
+    kill(child_.pid, SIGKILL);
+    while (waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    child_.pid = -1;
+  }
+  return status;
+}
+
+void RunnerClient::on_failure(const std::string& during, bool timed_out) {
+  RunnerDeath d;
+  d.during = during;
+  int status = 0;
+  if (timed_out) {
+    d.kind = RunnerDeath::Kind::Timeout;
+    status = kill_and_reap_keep_err();
+    d.description = "did not answer in time; killed";
+  } else {
+    // The channel closed: the process is exiting or has exited. Wait briefly for its status.
+    auto st = wait_for_exit(child_, std::chrono::milliseconds(5000));
+    if (!st) {
+      status = kill_and_reap_keep_err();
+      d.kind = RunnerDeath::Kind::Timeout;
+      d.description = "closed its channel but did not exit; killed";
+    } else {
+      status = *st;
+      child_.pid = -1;
+      if (WIFSIGNALED(status)) {
+        d.kind = RunnerDeath::Kind::Signal;
+        d.signal = WTERMSIG(status);
+      } else {
+        d.kind = RunnerDeath::Kind::Exited;
+        d.exit_code = WEXITSTATUS(status);
+      }
+      d.description = describe_wait_status(status);
+    }
+  }
+  // Let the stderr reader catch up with the last words.
+  usleep(50000);
+  d.stderr_tail = stderr_tail();
+  death_ = d;
+}
+
+Result<json> RunnerClient::call(const json& request, std::chrono::milliseconds timeout) {
+  std::string what = request.value("cmd", "?");
+  if (death_ || child_.pid <= 0) return fail("the runner is no longer running");
+  if (!write_message(req_fd_, request)) {
+    on_failure(what, false);
+    return fail("runner died before '{}': {}", what, death_->description);
+  }
+  auto reply = read_message(reply_fd_, std::chrono::steady_clock::now() + timeout);
+  if (!reply) {
+    bool timed_out = reply.error().message.rfind("timeout", 0) == 0;
+    on_failure(what, timed_out);
+    return fail("runner {} during '{}'", death_->description, what);
+  }
+  return reply;
+}
+
+}  // namespace kevo

@@ -1,0 +1,64 @@
+// The checker's handle on a kevo-runner process: start it, send requests, and classify its death
+// (timeout, signal, unexpected exit) instead of ever crashing the checker.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "run/channel.h"
+#include "util/subprocess.h"
+
+namespace kevo {
+
+struct RunnerDeath {
+  enum class Kind { Timeout, Signal, Exited } kind = Kind::Exited;
+  int signal = 0;
+  int exit_code = 0;
+  std::string during;       // the request that was in flight
+  std::string description;  // "killed by signal 11 (Segmentation fault)"
+  std::string stderr_tail;  // what the process printed last (bounded)
+};
+
+struct RunnerOptions {
+  std::filesystem::path runner;  // empty: find_runner()
+  std::chrono::milliseconds start_timeout{60000};
+  std::map<std::string, std::string> env;
+};
+
+// Where kevo-runner is: $KEVO_RUNNER, else next to the running executable, else on PATH.
+std::optional<std::filesystem::path> find_runner();
+
+class RunnerClient {
+ public:
+  static Result<std::unique_ptr<RunnerClient>> start(const RunnerOptions& opts);
+  ~RunnerClient();
+
+  // Sends one request and waits up to `timeout` for the reply. If the runner dies or times out,
+  // it is killed, death() says how, and an error is returned.
+  Result<json> call(const json& request, std::chrono::milliseconds timeout);
+  Arena& arena() { return arena_; }
+  const std::optional<RunnerDeath>& death() const { return death_; }
+  std::string stderr_tail();
+  bool alive() const { return child_.pid > 0; }
+
+ private:
+  RunnerClient() = default;
+  void drain_stderr();
+  void on_failure(const std::string& during, bool timed_out);
+  int kill_and_reap_keep_err();
+
+  Child child_;
+  int req_fd_ = -1, reply_fd_ = -1;
+  Arena arena_;
+  std::thread err_thread_;
+  std::mutex err_mu_;
+  std::string err_tail_;
+  std::optional<RunnerDeath> death_;
+};
+
+}  // namespace kevo

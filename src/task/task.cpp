@@ -1,0 +1,477 @@
+#include "task/task.h"
+
+#include <toml++/toml.h>
+
+#include <regex>
+#include <set>
+
+#include "util/fs.h"
+
+namespace kevo {
+namespace fs = std::filesystem;
+
+Tolerance Task::tolerance_for(DType t) const {
+  auto it = tolerance.find(t);
+  if (it != tolerance.end()) return it->second;
+  if (t == DType::F16 || t == DType::BF16) return {1e-2, 1e-2};
+  if (t == DType::F32) return {1e-4, 1e-4};
+  return {0, 0};
+}
+
+Result<std::vector<int64_t>> Task::shape_of(const TensorSpec& t, const Config& c) const {
+  std::vector<int64_t> shape;
+  for (const auto& e : t.shape) {
+    auto v = eval_int_expr(e, c.dims);
+    if (!v) return fail("{}: config '{}': shape of '{}': {}", name, c.name, t.name, v.error().message);
+    if (*v <= 0)
+      return fail("{}: config '{}': shape of '{}': \"{}\" = {} is not positive", name, c.name,
+                  t.name, e, *v);
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+std::vector<int64_t> Task::dim_values(const Config& c) const {
+  std::vector<int64_t> v;
+  for (const auto& d : dims) v.push_back(c.dims.at(d));
+  return v;
+}
+
+namespace {
+
+// Builds "file:line:col: field: message" from a node's source position.
+class Ctx {
+ public:
+  explicit Ctx(fs::path file) : file_(std::move(file)) {}
+  template <class... A>
+  Unexpected err(const toml::node* n, std::string_view field, fmt::format_string<A...> f, A&&... a) const {
+    std::string where = file_.string();
+    if (n && n->source().begin.line)
+      where += fmt::format(":{}:{}", n->source().begin.line, n->source().begin.column);
+    return fail("{}: {}: {}", where, field, fmt::format(f, std::forward<A>(a)...));
+  }
+  const fs::path& file() const { return file_; }
+
+ private:
+  fs::path file_;
+};
+
+Result<std::string> get_string(const Ctx& ctx, const toml::table& t, std::string_view key,
+                               std::string_view field, std::optional<std::string> def = {}) {
+  const toml::node* n = t.get(key);
+  if (!n) {
+    if (def) return *def;
+    return ctx.err(&t, field, "missing (required)");
+  }
+  if (auto s = n->value<std::string>()) return *s;
+  return ctx.err(n, field, "must be a string");
+}
+
+Result<double> get_number(const Ctx& ctx, const toml::table& t, std::string_view key,
+                          std::string_view field, std::optional<double> def = {}) {
+  const toml::node* n = t.get(key);
+  if (!n) {
+    if (def) return *def;
+    return ctx.err(&t, field, "missing (required)");
+  }
+  if (n->is_integer() || n->is_floating_point()) return *n->value<double>();
+  return ctx.err(n, field, "must be a number");
+}
+
+Result<bool> get_bool(const Ctx& ctx, const toml::table& t, std::string_view key,
+                      std::string_view field, bool def) {
+  const toml::node* n = t.get(key);
+  if (!n) return def;
+  if (auto b = n->value<bool>()) return *b;
+  return ctx.err(n, field, "must be true or false");
+}
+
+// A number or an expression string, kept as expression text.
+Result<std::string> get_expr(const Ctx& ctx, const toml::node* n, std::string_view field) {
+  if (n->is_integer()) return std::to_string(*n->value<int64_t>());
+  if (n->is_floating_point()) return fmt::format("{}", *n->value<double>());
+  if (auto s = n->value<std::string>()) {
+    auto names = expr_names(*s);
+    if (!names) return ctx.err(n, field, "{}", names.error().message);
+    return *s;
+  }
+  return ctx.err(n, field, "must be a number or an expression string");
+}
+
+const std::set<std::string> kKnownTop = {"name",      "category", "description", "dims",
+                                         "flops",     "bytes",    "libraries",   "inplace",
+                                         "workspace", "oracle",   "inputs",      "outputs",
+                                         "scalars",   "configs",  "tolerance"};
+
+Status check_unknown_keys(const Ctx& ctx, const toml::table& t, const std::set<std::string>& known,
+                          std::string_view where) {
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
+      return ctx.err(&v, fmt::format("{}{}", where, key), "unknown key (known: {})", list);
+    }
+  }
+  return {};
+}
+
+Result<InitSpec> parse_init(const Ctx& ctx, const toml::node* n, std::string_view field,
+                            DType dtype) {
+  InitSpec s;
+  s.wide = is_float(dtype);
+  if (!n) {
+    if (!is_float(dtype))
+      return ctx.err(nullptr, field, "integer tensors need an init = {{ dist = \"int\", low, high }}");
+    return s;
+  }
+  const toml::table* t = n->as_table();
+  if (!t) return ctx.err(n, field, "must be a table like {{ dist = \"normal\", std = 1.0 }}");
+  auto dist = get_string(ctx, *t, "dist", fmt::format("{}.dist", field));
+  if (!dist) return dist.unexpected();
+  std::string f = std::string(field);
+  auto num = [&](std::string_view k, double def) {
+    return get_number(ctx, *t, k, fmt::format("{}.{}", f, k), def);
+  };
+  std::set<std::string> allowed = {"dist"};
+  if (*dist == "normal" || *dist == "lognormal") {
+    s.dist = *dist == "normal" ? Dist::Normal : Dist::LogNormal;
+    auto m = num("mean", 0), sd = num("std", 1);
+    if (!m) return m.unexpected();
+    if (!sd) return sd.unexpected();
+    if (*sd <= 0) return ctx.err(t->get("std"), f + ".std", "must be positive");
+    s.a = *m, s.b = *sd;
+    allowed.insert({"mean", "std"});
+  } else if (*dist == "uniform") {
+    s.dist = Dist::Uniform;
+    auto lo = num("low", 0), hi = num("high", 1);
+    if (!lo) return lo.unexpected();
+    if (!hi) return hi.unexpected();
+    if (!(*hi > *lo)) return ctx.err(n, f, "uniform needs low < high (got {} and {})", *lo, *hi);
+    s.a = *lo, s.b = *hi;
+    allowed.insert({"low", "high"});
+  } else if (*dist == "laplace") {
+    s.dist = Dist::Laplace;
+    auto l = num("loc", 0), sc = num("scale", 1);
+    if (!l) return l.unexpected();
+    if (!sc) return sc.unexpected();
+    if (*sc <= 0) return ctx.err(t->get("scale"), f + ".scale", "must be positive");
+    s.a = *l, s.b = *sc;
+    allowed.insert({"loc", "scale"});
+  } else if (*dist == "exponential") {
+    s.dist = Dist::Exponential;
+    auto r = num("rate", 1);
+    if (!r) return r.unexpected();
+    if (*r <= 0) return ctx.err(t->get("rate"), f + ".rate", "must be positive");
+    s.a = *r;
+    allowed.insert("rate");
+  } else if (*dist == "int") {
+    s.dist = Dist::Int;
+    s.wide = false;
+    for (const char* k : {"low", "high"}) {
+      const toml::node* b = t->get(k);
+      if (!b) return ctx.err(n, f + "." + k, "missing (int needs low and high, high exclusive)");
+      auto e = get_expr(ctx, b, f + "." + k);
+      if (!e) return e.unexpected();
+      (std::string_view(k) == "low" ? s.low_expr : s.high_expr) = *e;
+    }
+    allowed.insert({"low", "high"});
+  } else {
+    return ctx.err(t->get("dist"), f + ".dist",
+                   "unknown distribution '{}' (known: normal, uniform, laplace, exponential, "
+                   "lognormal, int)",
+                   *dist);
+  }
+  if (s.dist != Dist::Int && !is_float(dtype))
+    return ctx.err(n, f, "{} tensors must use dist = \"int\"", dtype_name(dtype));
+  KEVO_TRY(check_unknown_keys(ctx, *t, allowed, f + "."));
+  return s;
+}
+
+Result<TensorSpec> parse_tensor(const Ctx& ctx, const toml::node& node, std::string_view field,
+                                bool is_output) {
+  const toml::table* t = node.as_table();
+  if (!t) return ctx.err(&node, field, "must be a table");
+  std::string f(field);
+  TensorSpec s;
+  auto name = get_string(ctx, *t, "name", f + ".name");
+  if (!name) return name.unexpected();
+  s.name = *name;
+  // "inputs[2]" becomes "inputs(x)": the name is what the author searches for.
+  f = fmt::format("{}({})", field.substr(0, field.find('[')), s.name);
+  auto dt = get_string(ctx, *t, "dtype", f + ".dtype");
+  if (!dt) return dt.unexpected();
+  auto d = parse_dtype(*dt);
+  if (!d)
+    return ctx.err(t->get("dtype"), f + ".dtype",
+                   "unknown dtype '{}' (known: f32, f16, bf16, i32, i64, u8)", *dt);
+  s.dtype = *d;
+  const toml::node* shape = t->get("shape");
+  if (!shape || !shape->is_array())
+    return ctx.err(shape ? shape : t, f + ".shape", "must be an array like [\"B\", \"N\"]");
+  const auto& arr = *shape->as_array();
+  if (arr.empty() || arr.size() > 8)
+    return ctx.err(shape, f + ".shape", "must have 1 to 8 dimensions (has {})", arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    auto e = get_expr(ctx, &arr[i], fmt::format("{}.shape[{}]", f, i));
+    if (!e) return e.unexpected();
+    s.shape.push_back(*e);
+  }
+  std::set<std::string> allowed = {"name", "dtype", "shape"};
+  if (is_output) {
+    s.role = Role::Output;
+  } else {
+    auto role = get_string(ctx, *t, "role", f + ".role", std::string("input"));
+    if (!role) return role.unexpected();
+    if (*role == "input") s.role = Role::Input;
+    else if (*role == "weight") s.role = Role::Weight;
+    else return ctx.err(t->get("role"), f + ".role", "must be \"input\" or \"weight\", not '{}'", *role);
+    auto init = parse_init(ctx, t->get("init"), f + ".init", s.dtype);
+    if (!init) return init.unexpected();
+    s.init = *init;
+    if (const toml::node* w = t->get("wide")) {
+      auto b = w->value<bool>();
+      if (!b) return ctx.err(w, f + ".wide", "must be true or false");
+      s.init.wide = *b;
+    }
+    allowed.insert({"role", "init", "wide"});
+  }
+  KEVO_TRY(check_unknown_keys(ctx, *t, allowed, f + "."));
+  return s;
+}
+
+bool has_unaligned_dim(const Config& c) {
+  for (const auto& [k, v] : c.dims)
+    if (v % 32 != 0) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<Task> parse_task(std::string_view text, const fs::path& file) {
+  Ctx ctx(file);
+  toml::table root;
+  try {
+    root = toml::parse(text, file.string());
+  } catch (const toml::parse_error& e) {
+    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), e.source().begin.line,
+                e.source().begin.column, e.description());
+  }
+  KEVO_TRY(check_unknown_keys(ctx, root, kKnownTop, ""));
+  Task task;
+  task.dir = file.parent_path();
+  auto name = get_string(ctx, root, "name", "name");
+  if (!name) return name.unexpected();
+  if (!std::regex_match(*name, std::regex("[a-z0-9_]+")))
+    return ctx.err(root.get("name"), "name", "'{}' must match [a-z0-9_]+", *name);
+  task.name = *name;
+  auto cat = get_string(ctx, root, "category", "category");
+  if (!cat) return cat.unexpected();
+  task.category = *cat;
+  auto desc = get_string(ctx, root, "description", "description");
+  if (!desc) return desc.unexpected();
+  if (desc->find_first_not_of(" \n\t") == std::string::npos)
+    return ctx.err(root.get("description"), "description", "is empty");
+  task.description = *desc;
+
+  const toml::node* dims = root.get("dims");
+  if (!dims || !dims->is_array() || dims->as_array()->empty())
+    return ctx.err(dims ? dims : &root, "dims", "must be a non-empty array of dimension names");
+  std::set<std::string> dimset;
+  for (const auto& d : *dims->as_array()) {
+    auto s = d.value<std::string>();
+    if (!s || !std::regex_match(*s, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
+      return ctx.err(&d, "dims", "each dimension must be a name like \"N\"");
+    if (!dimset.insert(*s).second) return ctx.err(&d, "dims", "'{}' is declared twice", *s);
+    task.dims.push_back(*s);
+  }
+
+  for (const char* k : {"flops", "bytes"}) {
+    const toml::node* n = root.get(k);
+    if (!n) return ctx.err(&root, k, "missing (required): an expression of the dims");
+    auto e = get_expr(ctx, n, k);
+    if (!e) return e.unexpected();
+    (std::string_view(k) == "flops" ? task.flops_expr : task.bytes_expr) = *e;
+  }
+  if (const toml::node* n = root.get("workspace")) {
+    auto e = get_expr(ctx, n, "workspace");
+    if (!e) return e.unexpected();
+    task.workspace_expr = *e;
+  }
+  if (const toml::node* n = root.get("libraries")) {
+    if (!n->is_array()) return ctx.err(n, "libraries", "must be an array like [\"cublas\"]");
+    for (const auto& l : *n->as_array()) {
+      auto s = l.value<std::string>();
+      if (s && *s == "cublas") task.allow_cublas = true;
+      else if (s && *s == "cudnn") task.allow_cudnn = true;
+      else return ctx.err(&l, "libraries", "unknown library (known: cublas, cudnn)");
+    }
+  }
+  auto inplace = get_bool(ctx, root, "inplace", "inplace", false);
+  if (!inplace) return inplace.unexpected();
+  task.inplace = *inplace;
+  auto oracle = get_string(ctx, root, "oracle", "oracle", std::string("baseline"));
+  if (!oracle) return oracle.unexpected();
+  if (*oracle != "baseline" && *oracle != "reference")
+    return ctx.err(root.get("oracle"), "oracle", "must be \"baseline\" or \"reference\", not '{}'", *oracle);
+  task.oracle_is_reference = *oracle == "reference";
+
+  std::set<std::string> tensor_names;
+  for (const char* key : {"inputs", "outputs"}) {
+    bool out = std::string_view(key) == "outputs";
+    const toml::node* n = root.get(key);
+    if (!n || !n->is_array_of_tables() || n->as_array()->empty())
+      return ctx.err(n ? n : &root, key, "needs at least one [[{}]] table", key);
+    size_t i = 0;
+    for (const auto& t : *n->as_array()) {
+      auto s = parse_tensor(ctx, t, fmt::format("{}[{}]", key, i++), out);
+      if (!s) return s.unexpected();
+      if (!tensor_names.insert(s->name).second)
+        return ctx.err(&t, key, "tensor name '{}' is used twice", s->name);
+      for (size_t j = 0; j < s->shape.size(); ++j) {
+        auto names = expr_names(s->shape[j]);
+        if (!names) return names.unexpected();
+        for (const auto& nm : names.value())
+          if (!dimset.count(nm))
+            return ctx.err(&t, fmt::format("{}({}).shape[{}]", key, s->name, j),
+                           "'{}' is not declared in dims", nm);
+      }
+      (out ? task.outputs : task.inputs).push_back(std::move(*s));
+    }
+  }
+
+  if (const toml::node* n = root.get("scalars")) {
+    if (!n->is_array_of_tables()) return ctx.err(n, "scalars", "must be [[scalars]] tables");
+    size_t i = 0;
+    for (const auto& t : *n->as_array()) {
+      std::string f = fmt::format("scalars[{}]", i++);
+      auto nm = get_string(ctx, *t.as_table(), "name", f + ".name");
+      if (!nm) return nm.unexpected();
+      auto v = get_number(ctx, *t.as_table(), "value", f + ".value");
+      if (!v) return v.unexpected();
+      KEVO_TRY(check_unknown_keys(ctx, *t.as_table(), {"name", "value"}, f + "."));
+      task.scalars.push_back({*nm, *v});
+    }
+  }
+
+  const toml::node* cfgs = root.get("configs");
+  if (!cfgs || !cfgs->is_array_of_tables())
+    return ctx.err(cfgs ? cfgs : &root, "configs", "needs [[configs]] tables");
+  std::set<std::string> cfg_names;
+  int mains = 0, visible = 0, held = 0;
+  bool unaligned = false;
+  size_t ci = 0;
+  for (const auto& cn : *cfgs->as_array()) {
+    const toml::table& ct = *cn.as_table();
+    std::string f = fmt::format("configs[{}]", ci);
+    Config c;
+    auto nm = get_string(ctx, ct, "name", f + ".name");
+    if (!nm) return nm.unexpected();
+    c.name = *nm;
+    f = fmt::format("configs({})", c.name);
+    if (!cfg_names.insert(c.name).second) return ctx.err(&cn, f, "config name used twice");
+    KEVO_TRY(check_unknown_keys(ctx, ct, {"name", "dims", "main", "held_out"}, f + "."));
+    const toml::node* d = ct.get("dims");
+    if (!d || !d->is_table()) return ctx.err(d ? d : &cn, f + ".dims", "must be a table like {{ N = 1024 }}");
+    for (const auto& [k, v] : *d->as_table()) {
+      std::string key(k.str());
+      if (!dimset.count(key)) return ctx.err(&v, f + ".dims." + key, "not declared in dims");
+      auto iv = v.value<int64_t>();
+      if (!v.is_integer() || !iv || *iv <= 0)
+        return ctx.err(&v, f + ".dims." + key, "must be a positive integer");
+      c.dims[key] = *iv;
+    }
+    for (const auto& dn : task.dims)
+      if (!c.dims.count(dn)) return ctx.err(d, f + ".dims", "does not set dimension '{}'", dn);
+    auto ho = get_bool(ctx, ct, "held_out", f + ".held_out", false);
+    if (!ho) return ho.unexpected();
+    c.held_out = *ho;
+    auto mn = get_bool(ctx, ct, "main", f + ".main", false);
+    if (!mn) return mn.unexpected();
+    if (*mn) {
+      if (c.held_out) return ctx.err(&cn, f, "the main config cannot be held_out");
+      ++mains;
+      task.main_config = ci;
+    }
+    (c.held_out ? held : visible)++;
+    unaligned |= has_unaligned_dim(c);
+    task.configs.push_back(std::move(c));
+    ++ci;
+  }
+  if (mains > 1) return ctx.err(cfgs, "configs", "more than one config has main = true");
+  if (mains == 0) {
+    for (size_t i = 0; i < task.configs.size(); ++i)
+      if (!task.configs[i].held_out) {
+        task.main_config = i;
+        break;
+      }
+  }
+  if (visible < 3)
+    return ctx.err(cfgs, "configs", "needs at least 3 configs that are not held_out (has {})", visible);
+  if (held < 1) return ctx.err(cfgs, "configs", "needs at least one config with held_out = true");
+  if (!unaligned)
+    return ctx.err(cfgs, "configs", "needs a config with a size that is not a multiple of 32");
+
+  if (const toml::node* n = root.get("tolerance")) {
+    if (!n->is_table()) return ctx.err(n, "tolerance", "must be a table like f32 = {{ atol = 1e-4, rtol = 1e-4 }}");
+    for (const auto& [k, v] : *n->as_table()) {
+      std::string key(k.str());
+      auto dt = parse_dtype(key);
+      if (!dt) return ctx.err(&v, "tolerance." + key, "unknown dtype");
+      if (!v.is_table()) return ctx.err(&v, "tolerance." + key, "must be {{ atol = ..., rtol = ... }}");
+      Tolerance tol = task.tolerance_for(*dt);
+      auto a = get_number(ctx, *v.as_table(), "atol", "tolerance." + key + ".atol", tol.atol);
+      if (!a) return a.unexpected();
+      auto r = get_number(ctx, *v.as_table(), "rtol", "tolerance." + key + ".rtol", tol.rtol);
+      if (!r) return r.unexpected();
+      if (*a < 0 || *r < 0) return ctx.err(&v, "tolerance." + key, "must not be negative");
+      task.tolerance[*dt] = {*a, *r};
+    }
+  }
+
+  // Every expression must evaluate on every config, so errors surface at load, not mid-run.
+  for (const auto& c : task.configs) {
+    for (const auto* list : {&task.inputs, &task.outputs})
+      for (const auto& t : *list) {
+        auto s = task.shape_of(t, c);
+        if (!s) return fail("{}: {}", file.string(), s.error().message);
+        if (t.init.dist == Dist::Int) {
+          auto lo = eval_int_expr(t.init.low_expr, c.dims);
+          auto hi = eval_int_expr(t.init.high_expr, c.dims);
+          if (!lo || !hi)
+            return fail("{}: inputs({}).init: {}", file.string(), t.name,
+                        (!lo ? lo.error() : hi.error()).message);
+          if (*hi <= *lo)
+            return fail("{}: inputs({}).init: config '{}': high ({}) must exceed low ({})",
+                        file.string(), t.name, c.name, *hi, *lo);
+        }
+      }
+    for (const char* k : {"flops", "bytes"}) {
+      auto v = std::string_view(k) == "flops" ? task.flops(c) : task.bytes(c);
+      if (!v) return fail("{}: {}: {}", file.string(), k, v.error().message);
+      if (!(*v > 0))
+        return fail("{}: {}: is {} for config '{}' (must be positive)", file.string(), k, *v, c.name);
+    }
+    auto ws = task.workspace_bytes(c);
+    if (!ws || *ws < 0)
+      return fail("{}: workspace: {}", file.string(), ws ? "negative" : ws.error().message);
+  }
+  return task;
+}
+
+Result<Task> load_task(const fs::path& dir) {
+  std::error_code ec;
+  fs::path d = dir;
+  if (fs::is_regular_file(d, ec) && d.filename() == "task.toml") d = d.parent_path();
+  if (!fs::is_directory(d, ec)) return fail("{}: not a task directory", dir.string());
+  auto text = read_file(d / "task.toml");
+  if (!text) return text.unexpected();
+  auto task = parse_task(*text, d / "task.toml");
+  if (!task) return task;
+  task->dir = d;
+  for (const char* f : {"baseline.cu", "reference.cpp"})
+    if (!fs::exists(d / f, ec)) return fail("{}: missing (every task needs one)", (d / f).string());
+  return task;
+}
+
+}  // namespace kevo

@@ -1,0 +1,85 @@
+// A kernel task: what to compute, on which shapes, and how outputs are checked (docs/TASK_FORMAT.md).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "task/dtype.h"
+#include "task/expr.h"
+#include "util/result.h"
+
+namespace kevo {
+
+enum class Dist { Normal, Uniform, Laplace, Exponential, LogNormal, Int };
+
+struct InitSpec {
+  Dist dist = Dist::Normal;
+  // normal/lognormal: a=mean b=std; uniform: a=low b=high; laplace: a=loc b=scale; exponential: a=rate
+  double a = 0, b = 1;
+  std::string low_expr, high_expr;  // int: bounds as expressions of the dims (high exclusive)
+  bool wide = true;                 // also drawn once from a wider distribution
+};
+
+enum class Role { Input, Weight, Output };
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::string> shape;  // expressions of the dims
+  Role role = Role::Input;
+  InitSpec init;
+};
+
+struct ScalarSpec {
+  std::string name;
+  double value = 0;
+};
+
+struct Config {
+  std::string name;
+  DimValues dims;
+  bool held_out = false;
+};
+
+struct Tolerance {
+  double atol = 1e-4, rtol = 1e-4;
+};
+
+struct Task {
+  std::filesystem::path dir;
+  std::string name, category, description;
+  std::vector<std::string> dims;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<ScalarSpec> scalars;
+  std::vector<Config> configs;
+  size_t main_config = 0;
+  std::map<DType, Tolerance> tolerance;
+  std::string flops_expr, bytes_expr, workspace_expr = "0";
+  bool allow_cublas = false, allow_cudnn = false;
+  bool inplace = false;
+  bool oracle_is_reference = false;  // oracle = "reference": check candidates against the CPU code
+
+  std::filesystem::path baseline_path() const { return dir / "baseline.cu"; }
+  std::filesystem::path reference_path() const { return dir / "reference.cpp"; }
+  const Config& main() const { return configs[main_config]; }
+  Tolerance tolerance_for(DType t) const;
+  Result<std::vector<int64_t>> shape_of(const TensorSpec& t, const Config& c) const;
+  Result<double> flops(const Config& c) const { return eval_expr(flops_expr, c.dims); }
+  Result<double> bytes(const Config& c) const { return eval_expr(bytes_expr, c.dims); }
+  Result<int64_t> workspace_bytes(const Config& c) const {
+    return eval_int_expr(workspace_expr, c.dims);
+  }
+  std::vector<int64_t> dim_values(const Config& c) const;
+  // The dtype that sets the task's precision (the first output's).
+  DType precision() const { return outputs.empty() ? DType::F32 : outputs[0].dtype; }
+};
+
+// Loads and validates dir/task.toml. Errors name the file, line and field.
+Result<Task> load_task(const std::filesystem::path& dir);
+// Same, from text (for tests); `file` is used in messages only.
+Result<Task> parse_task(std::string_view toml_text, const std::filesystem::path& file);
+
+}  // namespace kevo

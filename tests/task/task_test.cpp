@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "task/expr.h"
+#include "task/task.h"
+#include "task/tensor.h"
+
+using namespace kevo;
+
+namespace {
+const char* kGood = R"(
+name = "softmax"
+category = "softmax"
+description = "Row softmax."
+dims = ["B", "N"]
+flops = "5*B*N"
+bytes = "8*B*N"
+[[inputs]]
+name = "x"
+dtype = "f32"
+shape = ["B", "N"]
+init = { dist = "normal", std = 2.0 }
+[[inputs]]
+name = "idx"
+dtype = "i32"
+shape = ["B"]
+init = { dist = "int", low = 0, high = "N" }
+[[outputs]]
+name = "y"
+dtype = "f32"
+shape = ["B", "N"]
+[[scalars]]
+name = "eps"
+value = 1e-5
+[[configs]]
+name = "a"
+dims = { B = 64, N = 64 }
+[[configs]]
+name = "b"
+dims = { B = 100, N = 33 }
+main = true
+[[configs]]
+name = "c"
+dims = { B = 2, N = 2 }
+[[configs]]
+name = "h"
+dims = { B = 7, N = 9 }
+held_out = true
+[tolerance]
+f32 = { atol = 1e-3 }
+)";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  return s.replace(p, from.size(), to);
+}
+
+void expect_error(const std::string& text, const std::string& needle) {
+  auto t = parse_task(text, "tasks/x/task.toml");
+  ASSERT_FALSE(t) << "expected an error containing: " << needle;
+  EXPECT_NE(t.error().message.find(needle), std::string::npos) << t.error().message;
+  EXPECT_NE(t.error().message.find("tasks/x/task.toml"), std::string::npos) << t.error().message;
+}
+}  // namespace
+
+TEST(Expr, Evaluates) {
+  DimValues d{{"N", 10}, {"M", 3}};
+  EXPECT_EQ(*eval_expr("2*N+1", d), 21);
+  EXPECT_EQ(*eval_expr("(N-M)*2", d), 14);
+  EXPECT_EQ(*eval_expr("ceil_div(N, M)", d), 4);
+  EXPECT_EQ(*eval_expr("max(N, M) - min(N,M)", d), 7);
+  EXPECT_EQ(*eval_expr("-N % 3", d), -1);
+  EXPECT_DOUBLE_EQ(*eval_expr("1.5e2 / 3", d), 50);
+  EXPECT_EQ(*eval_int_expr("N/2", d), 5);
+  EXPECT_FALSE(eval_int_expr("N/3", d));
+}
+
+TEST(Expr, ErrorsSayWhere) {
+  DimValues d{{"N", 10}};
+  auto r = eval_expr("2*Q", d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unknown dimension 'Q'"), std::string::npos);
+  EXPECT_NE(r.error().message.find("column 3"), std::string::npos);
+  EXPECT_FALSE(eval_expr("(N", d));
+  EXPECT_FALSE(eval_expr("N/0", d));
+  EXPECT_FALSE(eval_expr("foo(N)", d));
+  EXPECT_FALSE(eval_expr("N N", d));
+  auto names = expr_names("A*B+ceil_div(C,4)");
+  ASSERT_TRUE(names);
+  EXPECT_EQ(*names, (std::set<std::string>{"A", "B", "C"}));
+}
+
+TEST(Task, ParsesAGoodTask) {
+  auto t = parse_task(kGood, "tasks/x/task.toml");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->name, "softmax");
+  EXPECT_EQ(t->inputs.size(), 2u);
+  EXPECT_EQ(t->main().name, "b");
+  EXPECT_EQ(t->inputs[0].init.b, 2.0);
+  EXPECT_TRUE(t->inputs[0].init.wide);
+  EXPECT_FALSE(t->inputs[1].init.wide);
+  EXPECT_EQ(t->tolerance_for(DType::F32).atol, 1e-3);
+  EXPECT_EQ(t->tolerance_for(DType::F32).rtol, 1e-4);  // default kept
+  EXPECT_EQ(t->tolerance_for(DType::BF16).atol, 1e-2);
+  EXPECT_EQ(*t->flops(t->main()), 5 * 100 * 33);
+  EXPECT_EQ(*t->shape_of(t->inputs[0], t->main()), (std::vector<int64_t>{100, 33}));
+  EXPECT_EQ(t->dim_values(t->main()), (std::vector<int64_t>{100, 33}));
+}
+
+TEST(Task, MalformedTasksNameFileLineAndField) {
+  expect_error(replace(kGood, "dtype = \"f32\"\nshape", "dtype = \"f33\"\nshape"),
+               "inputs(x).dtype: unknown dtype 'f33'");
+  expect_error(replace(kGood, "dist = \"normal\"", "dist = \"gauss\""), "unknown distribution");
+  expect_error(replace(kGood, "name = \"softmax\"", "name = \"Soft Max\""), "name:");
+  expect_error(replace(kGood, "held_out = true", ""), "held_out");
+  expect_error(replace(replace(replace(kGood, "dims = { B = 100, N = 33 }", "dims = { B = 96, N = 64 }"),
+                               "dims = { B = 2, N = 2 }", "dims = { B = 32, N = 32 }"),
+                       "dims = { B = 7, N = 9 }", "dims = { B = 64, N = 32 }"),
+               "not a multiple of 32");
+  expect_error(replace(kGood, "dims = { B = 2, N = 2 }", "dims = { B = 2 }"),
+               "does not set dimension 'N'");
+  expect_error(replace(kGood, "shape = [\"B\"]", "shape = [\"K\"]"), "'K' is not declared");
+  expect_error(replace(kGood, "flops = \"5*B*N\"", "flops = \"5*B*\""), "flops");
+  expect_error(replace(kGood, "flops = \"5*B*N\"", "flopz = \"5*B*N\""), "unknown key");
+  expect_error(replace(kGood, "high = \"N\"", "high = 0"), "must exceed low");
+  expect_error(replace(kGood, "[tolerance]", "[tolerance\n"), "TOML syntax error");
+  expect_error(replace(kGood, "category = \"softmax\"\n", ""), "category: missing");
+  // The line number of the offending field is part of the message.
+  expect_error(replace(kGood, "dtype = \"f32\"\nshape", "dtype = \"f33\"\nshape"), "task.toml:10:");
+}
+
+TEST(Task, MissingDirectoryIsAClearError) {
+  auto t = load_task("/nonexistent/kevo-task");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("not a task directory"), std::string::npos);
+}
+
+TEST(Dtype, HalfAndBf16RoundTrip) {
+  for (float f : {0.f, 1.f, -2.5f, 65504.f, 1e-5f, 3.14159f}) {
+    EXPECT_NEAR(half_to_float(float_to_half(f)), f, std::fabs(f) * 1e-3 + 1e-7) << f;
+    EXPECT_NEAR(bf16_to_float(float_to_bf16(f)), f, std::fabs(f) * 8e-3) << f;
+  }
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
+  EXPECT_TRUE(std::isnan(half_to_float(0xffff)));
+  EXPECT_TRUE(std::isnan(bf16_to_float(0xffff)));
+}
+
+TEST(Generate, DeterministicAndDistributed) {
+  auto t = parse_task(kGood, "tasks/x/task.toml");
+  ASSERT_TRUE(t);
+  Config big{"big", {{"B", 512}, {"N", 512}}, false};
+  auto a = generate_inputs(*t, big, 42, false);
+  auto b = generate_inputs(*t, big, 42, false);
+  auto c = generate_inputs(*t, big, 43, false);
+  auto w = generate_inputs(*t, big, 42, true);
+  ASSERT_TRUE(a && b && c && w);
+  EXPECT_EQ((*a)[0].bytes, (*b)[0].bytes);
+  EXPECT_NE((*a)[0].bytes, (*c)[0].bytes);
+  auto stats = [](const HostTensor& x) {
+    double s = 0, s2 = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) s += x.at(i), s2 += x.at(i) * x.at(i);
+    double m = s / x.numel();
+    return std::pair{m, std::sqrt(s2 / x.numel() - m * m)};
+  };
+  auto [m, sd] = stats((*a)[0]);
+  EXPECT_NEAR(m, 0, 0.05);
+  EXPECT_NEAR(sd, 2.0, 0.05);
+  EXPECT_NEAR(stats((*w)[0]).second, 16.0, 0.5);  // wide draw: std x 8
+  const HostTensor& idx = (*a)[1];
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    ASSERT_GE(idx.at(i), 0);
+    ASSERT_LT(idx.at(i), 512);
+  }
+  // The int input is not widened.
+  EXPECT_EQ((*a)[1].bytes, (*w)[1].bytes);
+}

@@ -1,4 +1,80 @@
+// `kevo doctor`: what this machine offers kevo, and how to fix what is missing.
+#include <cstdio>
+#include <cstdlib>
+
+#include "check/evaluator.h"
 #include "cli/commands.h"
+#include "compile/nvcc.h"
+#include "run/runner_client.h"
+#include "util/subprocess.h"
+
 namespace kevo::cli {
-void register_doctor(CLI::App&, int&) {}
+
+namespace {
+void line(const char* what, bool ok, const std::string& text, const std::string& fix = "") {
+  std::printf("  %-14s %s %s\n", what, ok ? "ok     " : "MISSING", text.c_str());
+  if (!ok && !fix.empty()) std::printf("  %-14s         fix: %s\n", "", fix.c_str());
+}
+}  // namespace
+
+void register_doctor(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("doctor", "Report what this machine offers (GPU, compilers, ceilings, Python, LLM keys)");
+  auto remeasure = std::make_shared<bool>(false);
+  cmd->add_flag("--remeasure", *remeasure, "Measure the device ceilings again instead of using the cache");
+  cmd->callback([remeasure, &exit_code] {
+    std::printf("kevo doctor\n");
+    bool gpu_ok = false;
+    auto nvcc = compiler_version("nvcc");
+    line("nvcc", bool(nvcc), nvcc ? *nvcc : nvcc.error().message,
+         "install the CUDA toolkit (12.4+) and put its bin/ on PATH");
+    auto runner = find_runner();
+    line("kevo-runner", bool(runner), runner ? runner->string() : "not found",
+         "build with the CUDA toolkit present (cmake finds CUDAToolkit), or set KEVO_RUNNER");
+    if (runner) {
+      auto r = RunnerClient::start({});
+      if (r) {
+        auto h = (*r)->call({{"cmd", "hello"}}, std::chrono::seconds(60));
+        gpu_ok = h && h->value("ok", false);
+        if (gpu_ok) {
+          const json& j = *h;
+          line("GPU", true,
+               fmt::format("{} (sm_{}{}, {} SMs, {:.0f} MiB L2, {:.1f} GiB), driver {}, runtime {}",
+                           j.value("name", ""), j.value("cc_major", 0), j.value("cc_minor", 0),
+                           j.value("sm_count", 0), j.value("l2_bytes", 0) / 1048576.0,
+                           j.value("total_mem", 0.0) / 1073741824.0, j.value("driver_version", 0),
+                           j.value("runtime_version", 0)));
+        } else {
+          line("GPU", false, h ? h->value("error", "") : h.error().message,
+               "kevo eval --compile-only works without a GPU; timing and correctness need one");
+        }
+      }
+    }
+    if (gpu_ok) {
+      auto d = device_ceilings(*remeasure);
+      line("ceilings", bool(d),
+           d ? fmt::format("copy {:.0f} GB/s, fp32 {:.1f} TFLOP/s, bf16 tensor (mma.sync) {:.1f} TFLOP/s",
+                           d->copy_gbps, d->fp32_tflops, d->tensor_tflops)
+             : d.error().message);
+    }
+    auto cs = find_program("compute-sanitizer");
+    line("sanitizer", bool(cs), cs ? *cs : "compute-sanitizer not on PATH",
+         "it ships with the CUDA toolkit (bin/compute-sanitizer); needed for --sanitize only");
+    auto py = run_process({.argv = {"python3", "-c",
+                                    "import torch,sys;print(sys.version.split()[0], 'torch', "
+                                    "torch.__version__, 'cuda' if torch.cuda.is_available() else 'cpu')"},
+                           .timeout = std::chrono::seconds(60)});
+    bool py_ok = py && py->ok();
+    std::string pyout = py ? (py->ok() ? py->out : py->err) : py.error().message;
+    while (!pyout.empty() && pyout.back() == '\n') pyout.pop_back();
+    if (pyout.size() > 200) pyout = pyout.substr(pyout.size() - 200);
+    line("python/torch", py_ok, pyout, "apt-get install python3-torch (or pip install torch) for PyTorch interop");
+    std::string keys;
+    for (const char* k : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY"})
+      if (const char* v = getenv(k); v && *v) keys += std::string(keys.empty() ? "" : ", ") + k;
+    line("LLM keys", !keys.empty(), keys.empty() ? "none set" : keys + " set",
+         "export OPENAI_API_KEY=... or ANTHROPIC_API_KEY=... (or serve a model locally; see docs/LLM.md)");
+    exit_code = gpu_ok ? 0 : 1;
+  });
+}
+
 }  // namespace kevo::cli

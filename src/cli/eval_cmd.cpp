@@ -1,4 +1,75 @@
+// `kevo eval TASK [CANDIDATE.cu]`: the checker on its own.
+#include <cstdio>
+
+#include "check/evaluator.h"
 #include "cli/commands.h"
+#include "cli/task_arg.h"
+
 namespace kevo::cli {
-void register_eval(CLI::App&, int&) {}
+
+void register_eval(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "eval",
+      "Check a candidate kernel (compile, correctness on unseen inputs, timing vs the baseline).\n"
+      "Exit codes: 0 pass, 10 compile error, 11 incorrect, 12 unsafe/hack, 13 timeout, 14 crash,\n"
+      "20 infrastructure error, 21 bad task or arguments.");
+  struct Args {
+    std::string task, candidate;
+    bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
+    bool sanitize = false, no_static_gate = false;
+    int seeds = 3;
+    uint64_t seed = 0;
+    std::string arch;
+    double time_budget = 4.0, timeout = 20.0;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("task", a->task, "Task directory or bundled task name")->required();
+  cmd->add_option("candidate", a->candidate, "Candidate .cu file (candidate ABI, docs/ABI.md)");
+  cmd->add_flag("--baseline", a->baseline, "Check the task's baseline against its CPU reference");
+  cmd->add_flag("--compile-only", a->compile_only, "Compile and run static checks only (no GPU needed)");
+  cmd->add_flag("--json", a->json, "Print the verdict as JSON");
+  cmd->add_flag("--no-time", a->no_time, "Skip timing");
+  cmd->add_flag("--visible-only", a->visible_only, "Skip held-out configurations");
+  cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
+  cmd->add_flag("--no-static-gate", a->no_static_gate,
+                "Report unsafe static findings but keep going (to test the runtime defences)");
+  cmd->add_option("--seeds", a->seeds, "Seeds per configuration (plus one wide draw)")->check(CLI::Range(1, 100));
+  cmd->add_option("--seed", a->seed, "Base seed (default: fresh each run)");
+  cmd->add_option("--arch", a->arch, "Target architecture (default: the device's, else sm_90)");
+  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--timeout", a->timeout, "Seconds a single candidate call may take")->check(CLI::Range(0.5, 3600.0));
+  cmd->callback([a, &exit_code, cmd] {
+    auto task = resolve_task(a->task);
+    if (!task) {
+      std::fprintf(stderr, "kevo eval: %s\n", task.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    if (!a->baseline && a->candidate.empty()) {
+      std::fprintf(stderr, "kevo eval: give a CANDIDATE.cu, or --baseline to check the task's baseline\n");
+      exit_code = 21;
+      return;
+    }
+    EvalOptions o;
+    o.candidate = a->candidate;
+    o.baseline_mode = a->baseline;
+    o.compile_only = a->compile_only;
+    o.time = !a->no_time;
+    o.visible_only = a->visible_only;
+    o.sanitize = a->sanitize;
+    o.static_gate = !a->no_static_gate;
+    o.seeds = a->seeds;
+    if (cmd->count("--seed")) o.seed = a->seed;
+    o.arch = a->arch;
+    o.time_budget_s = a->time_budget;
+    o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a->timeout * 1000));
+    Verdict v = evaluate(*task, o);
+    if (a->json)
+      std::printf("%s\n", v.to_json().dump(2).c_str());
+    else
+      std::printf("%s", v.to_text().c_str());
+    exit_code = kevo::exit_code(v.outcome);
+  });
+}
+
 }  // namespace kevo::cli

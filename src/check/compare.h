@@ -1,0 +1,42 @@
+// Output comparison: candidate vs oracle, elementwise with the task's tolerance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "task/task.h"
+#include "task/tensor.h"
+
+namespace kevo {
+
+// Byte pattern the runner fills outputs with before a call (poison 0); an element still holding it
+// afterwards was never written.
+constexpr uint8_t kPoisonByte = 0xFF;
+
+struct Comparison {
+  bool ok = true;
+  int64_t count = 0;
+  int64_t mismatches = 0;
+  int64_t unwritten = 0;      // elements still equal to the poison pattern
+  int64_t nonfinite = 0;      // NaN/Inf where the reference is finite
+  double max_abs_err = 0, max_rel_err = 0;
+  int64_t first_bad = -1;     // flat index of the first failing element
+  double first_got = 0, first_want = 0;
+  std::string reason;         // "mismatch", "nan", "unwritten" (most telling first)
+
+  // "3 of 1024 elements differ; first at [0, 5]: got 1.25, want 1.5; max abs err 0.25 ..."
+  std::string describe(const std::vector<int64_t>& shape) const;
+};
+
+// The reference as double values (from the CPU reference or a converted oracle tensor).
+Comparison compare_output(const HostTensor& got, const std::vector<double>& want, Tolerance tol,
+                          bool check_poison);
+std::vector<double> to_doubles(const HostTensor& t);
+
+// Two runs of the same candidate on the same inputs must agree within tolerance.
+Comparison compare_runs(const HostTensor& a, const HostTensor& b, Tolerance tol);
+
+std::string format_index(int64_t flat, const std::vector<int64_t>& shape);
+
+}  // namespace kevo

@@ -1,0 +1,629 @@
+#include "check/evaluator.h"
+
+#include <csignal>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "check/compare.h"
+#include "check/cpu_reference.h"
+#include "run/runner_client.h"
+#include "task/tensor.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace kevo {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Lays tensors out in the runner's shared arena and describes them in a request.
+struct Layout {
+  size_t size = 0;
+  json add(const std::string& name, DType dt, const std::vector<int64_t>& shape, size_t nbytes) {
+    size_t off = (size + 255) & ~size_t(255);
+    size = off + nbytes;
+    return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", shape},
+            {"offset", off}, {"nbytes", nbytes}};
+  }
+};
+
+struct Prepared {
+  Layout layout;
+  json inputs = json::array(), outputs = json::array(), inputs_after = json::array();
+};
+
+Result<Prepared> prepare(const Task& task, const Config& c, const std::vector<HostTensor>& ins,
+                         bool want_inputs_after) {
+  Prepared p;
+  for (const auto& t : ins) p.inputs.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));
+  for (const auto& o : task.outputs) {
+    auto shape = task.shape_of(o, c);
+    if (!shape) return shape.unexpected();
+    int64_t n = 1;
+    for (auto s : *shape) n *= s;
+    p.outputs.push_back(p.layout.add(o.name, o.dtype, *shape, static_cast<size_t>(n) * dtype_size(o.dtype)));
+  }
+  if (want_inputs_after)
+    for (const auto& t : ins)
+      p.inputs_after.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));
+  return p;
+}
+
+void put_inputs(Arena& a, const json& descs, const std::vector<HostTensor>& ins) {
+  for (size_t i = 0; i < ins.size(); ++i)
+    std::memcpy(a.data() + descs[i]["offset"].get<size_t>(), ins[i].bytes.data(), ins[i].bytes.size());
+}
+
+std::vector<HostTensor> get_outputs(Arena& a, const json& descs) {
+  std::vector<HostTensor> out;
+  for (const auto& d : descs) {
+    HostTensor t = make_tensor(d["name"], static_cast<DType>(d["dtype"].get<int>()),
+                               d["shape"].get<std::vector<int64_t>>());
+    std::memcpy(t.bytes.data(), a.data() + d["offset"].get<size_t>(), t.bytes.size());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+json base_request(const Task& task, const Config& c) {
+  std::vector<double> scalars;
+  for (const auto& s : task.scalars) scalars.push_back(s.value);
+  auto ws = task.workspace_bytes(c);
+  return {{"dims", task.dim_values(c)}, {"scalars", scalars},
+          {"workspace_bytes", ws ? *ws : 0}};
+}
+
+// Classifies a runner that died or reported a fatal CUDA error.
+void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
+  if (reply && reply->value("fatal", false)) {
+    std::string err = reply->value("error", "");
+    bool illegal = err.find("IllegalAddress") != std::string::npos ||
+                   err.find("illegal") != std::string::npos ||
+                   err.find("MisalignedAddress") != std::string::npos;
+    v.set(Outcome::Crash, illegal ? "illegal_address" : "cuda_error",
+          fmt::format("{}: {}", what, err));
+    return;
+  }
+  if (!r.death()) {
+    v.set(Outcome::InfraError, "runner", fmt::format("{}: the runner failed without dying", what));
+    return;
+  }
+  const RunnerDeath& d = *r.death();
+  std::string tail = d.stderr_tail.size() > 600 ? d.stderr_tail.substr(d.stderr_tail.size() - 600) : d.stderr_tail;
+  std::string msg = fmt::format("{}: the candidate process {}{}", what, d.description,
+                                tail.empty() ? "" : "; its last output: " + tail);
+  switch (d.kind) {
+    case RunnerDeath::Kind::Timeout:
+      v.set(Outcome::Timeout, "timeout", msg);
+      break;
+    case RunnerDeath::Kind::Signal:
+      v.set(Outcome::Crash, d.signal == SIGABRT ? "abort" : "signal", msg);
+      break;
+    case RunnerDeath::Kind::Exited:
+      v.set(Outcome::Crash, "exit", msg + " (the candidate ended the process)");
+      break;
+  }
+}
+
+// Checks a run reply's guard results; returns false when the verdict is decided.
+bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden) {
+  for (const auto& x : r.value("violations", json::array())) {
+    std::string kind = x.value("kind", "guard");
+    v.flags.push_back({kind, where + ": " + x.value("detail", "")});
+    v.set(Outcome::Unsafe, kind, where + ": " + x.value("detail", ""));
+  }
+  if (r.value("threads_after", 0) > r.value("threads_before", 0)) {
+    std::string d = fmt::format("{}: the process had {} threads before the call and {} after: the "
+                                "candidate left a host thread running",
+                                where, r.value("threads_before", 0), r.value("threads_after", 0));
+    v.flags.push_back({"host_thread", d});
+    v.set(Outcome::Unsafe, "host_thread", d);
+  }
+  std::string le = r.value("launch_error", "");
+  if (!le.empty()) v.set(Outcome::Crash, "launch_error", where + ": " + le);
+  if (r.value("rc", 0) != 0)
+    v.set(Outcome::Crash, "returned_error",
+          fmt::format("{}: kevo_forward returned {}", where, r.value("rc", 0)));
+  if (check_hidden) {
+    double span = r.value("span_ms", 0.0), wall = r.value("wall_ms", 0.0);
+    // Work finished by the device-wide sync but not inside the stream's events was hidden elsewhere.
+    if (wall > 2 * span + 2.0) {
+      std::string d = fmt::format("{}: {:.2f} ms until the device was idle but only {:.2f} ms of "
+                                  "work on the given stream",
+                                  where, wall, span);
+      v.flags.push_back({"hidden_work", d});
+      v.set(Outcome::Unsafe, "hidden_work", d);
+    }
+  }
+  return v.outcome == Outcome::Pass;
+}
+
+std::string arch_from_hello(const json& h) {
+  return fmt::format("sm_{}{}", h.value("cc_major", 9), h.value("cc_minor", 0));
+}
+
+}  // namespace
+
+Result<DeviceCeilings> device_ceilings(bool remeasure) {
+  auto runner = RunnerClient::start({});
+  if (!runner) return runner.unexpected();
+  auto hello = (*runner)->call({{"cmd", "hello"}}, 60s);
+  if (!hello || !hello->value("ok", false))
+    return fail("no usable GPU: {}", hello ? hello->value("error", "") : hello.error().message);
+  fs::path file = cache_dir() / "devices" / (hello->value("uuid", "unknown") + ".json");
+  if (!remeasure)
+    if (auto text = read_file(file)) {
+      json j = json::parse(*text, nullptr, false);
+      if (!j.is_discarded()) return DeviceCeilings::from_json(j);
+    }
+  DeviceCeilings d;
+  d.name = hello->value("name", "");
+  d.uuid = hello->value("uuid", "");
+  auto bw = (*runner)->call({{"cmd", "bandwidth"}, {"bytes", size_t(1) << 30}}, 120s);
+  if (!bw || !bw->value("ok", false)) return fail("bandwidth probe failed");
+  d.copy_gbps = (*bw)["copy_gbps"];
+  auto probe_src = read_file(kevo_home() / "src" / "time" / "sol_probe.cu");
+  if (!probe_src) return probe_src.unexpected();
+  CompileOptions co;
+  co.arch = arch_from_hello(*hello);
+  co.allow_sm90a_auto = false;
+  auto so = compile_cuda_shared(*probe_src, "sol_probe.cu", co);
+  if (!so) return so.unexpected();
+  if (!so->ok) return fail("cannot compile the SOL probe: {}", so->diagnostics);
+  auto pr = (*runner)->call({{"cmd", "probe"}, {"path", so->so_path.string()}}, 120s);
+  if (!pr || !pr->value("ok", false)) return fail("arithmetic probe failed");
+  d.fp32_tflops = (*pr)["tflops"].value("0", 0.0);
+  d.tensor_tflops = (*pr)["tflops"].value("1", 0.0);
+  KEVO_TRY(write_file_atomic(file, d.to_json().dump(2)));
+  return d;
+}
+
+Verdict evaluate(const Task& task, const EvalOptions& opts) {
+  auto t_start = Clock::now();
+  Verdict v;
+  v.task = task.name;
+  v.candidate = opts.baseline_mode ? task.baseline_path().string() : opts.candidate.string();
+  v.seed = opts.seed ? *opts.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  auto finish = [&]() -> Verdict {
+    v.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+    return v;
+  };
+
+  auto src = read_file(opts.baseline_mode ? task.baseline_path() : opts.candidate);
+  if (!src) {
+    v.set(Outcome::InfraError, "input", src.error().message);
+    return finish();
+  }
+  // Static checks first: a second line of defence that names the line.
+  StaticCheckOptions sco;
+  sco.allow_cublas = task.allow_cublas;
+  sco.allow_cudnn = task.allow_cudnn;
+  sco.precision = dtype_name(task.precision());
+  v.findings = static_check(*src, sco);
+  if (opts.static_gate)
+    for (const auto& f : v.findings)
+      if (f.severity == Finding::Severity::Unsafe) {
+        v.set(Outcome::Unsafe, "static:" + f.rule, fmt::format("line {}: {}", f.line, f.message));
+        return finish();
+      }
+
+  // The device decides the architecture; without a GPU only --compile-only makes sense.
+  std::unique_ptr<RunnerClient> cand_runner, oracle_runner;
+  std::string arch = opts.arch;
+  json hello;
+  if (!opts.compile_only) {
+    auto r = RunnerClient::start({});
+    if (!r) {
+      v.set(Outcome::InfraError, "runner", r.error().message);
+      return finish();
+    }
+    cand_runner = std::move(*r);
+    auto h = cand_runner->call({{"cmd", "hello"}}, 60s);
+    if (!h || !h->value("ok", false)) {
+      v.set(Outcome::InfraError, "no_gpu",
+            fmt::format("no usable GPU ({}); use --compile-only on a machine without one",
+                        h ? h->value("error", "") : h.error().message));
+      return finish();
+    }
+    hello = *h;
+    if (arch.empty()) arch = arch_from_hello(hello);
+  }
+  if (arch.empty()) arch = "sm_90";
+
+  CompileOptions co;
+  co.arch = arch;
+  if (!opts.cache_dir.empty()) co.cache_dir = opts.cache_dir;
+  if (task.allow_cublas) co.link_libs.push_back("cublas");
+  if (task.allow_cudnn) co.link_libs.push_back("cudnn");
+  auto cres = compile_cuda_shared(*src, opts.baseline_mode ? "baseline.cu" : "candidate.cu", co);
+  if (!cres) {
+    v.set(Outcome::InfraError, "compiler", cres.error().message);
+    return finish();
+  }
+  v.compile = *cres;
+  if (!cres->ok) {
+    v.set(cres->timed_out ? Outcome::Timeout : Outcome::CompileError,
+          cres->timed_out ? "compile_timeout" : "compile", "the candidate does not compile");
+    return finish();
+  }
+  if (opts.compile_only) return finish();
+
+  // Baseline (for timing, and as the oracle unless the task or mode says CPU reference).
+  std::optional<CompileResult> base_so;
+  if (!opts.baseline_mode) {
+    auto bsrc = read_file(task.baseline_path());
+    if (!bsrc) {
+      v.set(Outcome::InfraError, "task", bsrc.error().message);
+      return finish();
+    }
+    CompileOptions bo = co;
+    bo.link_libs.clear();
+    auto b = compile_cuda_shared(*bsrc, "baseline.cu", bo);
+    if (!b || !b->ok) {
+      v.set(Outcome::InfraError, "baseline",
+            fmt::format("the task's baseline does not compile: {}", b ? b->diagnostics : b.error().message));
+      return finish();
+    }
+    base_so = *b;
+  }
+  bool cpu_oracle = opts.baseline_mode || task.oracle_is_reference;
+  std::optional<CpuReference> cpu_ref;
+  if (cpu_oracle) {
+    auto rsrc = read_file(task.reference_path());
+    if (!rsrc) {
+      v.set(Outcome::InfraError, "task", rsrc.error().message);
+      return finish();
+    }
+    auto rso = compile_host_shared(*rsrc, "reference.cpp", co);
+    if (!rso || !rso->ok) {
+      v.set(Outcome::InfraError, "reference",
+            fmt::format("the task's reference does not compile: {}", rso ? rso->diagnostics : rso.error().message));
+      return finish();
+    }
+    auto ref = CpuReference::load(rso->so_path);
+    if (!ref) {
+      v.set(Outcome::InfraError, "reference", ref.error().message);
+      return finish();
+    }
+    cpu_ref.emplace(std::move(*ref));
+  } else {
+    // The oracle runs the trusted baseline in its own process: reference outputs never exist in
+    // the candidate's process.
+    auto r = RunnerClient::start({});
+    if (!r) {
+      v.set(Outcome::InfraError, "runner", r.error().message);
+      return finish();
+    }
+    oracle_runner = std::move(*r);
+    auto l = oracle_runner->call({{"cmd", "load"}, {"slot", "base"}, {"path", base_so->so_path.string()}}, 60s);
+    if (!l || !l->value("ok", false)) {
+      v.set(Outcome::InfraError, "baseline", "cannot load the baseline in the oracle process");
+      return finish();
+    }
+  }
+  {
+    auto l = cand_runner->call({{"cmd", "load"}, {"slot", "cand"}, {"path", cres->so_path.string()}}, 60s);
+    if (!l) {
+      classify_death(v, *cand_runner, nullptr, "loading the candidate");
+      return finish();
+    }
+    if (!l->value("ok", false)) {
+      v.set(Outcome::CompileError, "load", l->value("error", "cannot load the candidate"));
+      return finish();
+    }
+    if (base_so) {
+      auto lb = cand_runner->call({{"cmd", "load"}, {"slot", "base"}, {"path", base_so->so_path.string()}}, 60s);
+      if (!lb || !lb->value("ok", false)) {
+        if (!lb) classify_death(v, *cand_runner, nullptr, "loading the baseline next to the candidate");
+        else v.set(Outcome::InfraError, "baseline", lb->value("error", ""));
+        return finish();
+      }
+    }
+  }
+
+  // Reference outputs for a set of inputs, from the CPU reference or the oracle process.
+  auto oracle = [&](const Config& c, const std::vector<HostTensor>& ins) -> Result<std::vector<std::vector<double>>> {
+    if (cpu_ref) return cpu_ref->run(task, c, ins);
+    auto p = prepare(task, c, ins, false);
+    if (!p) return p.unexpected();
+    KEVO_TRY(oracle_runner->arena().resize(p->layout.size));
+    put_inputs(oracle_runner->arena(), p->inputs, ins);
+    json req = base_request(task, c);
+    req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", p->layout.size},
+                {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
+    auto r = oracle_runner->call(req, opts.call_timeout * 3);
+    if (!r || !r->value("ok", false) || r->value("rc", 0) != 0 || !r->value("launch_error", "").empty())
+      return fail("the baseline (oracle) failed on config '{}': {}", c.name,
+                  r ? r->dump() : r.error().message);
+    std::vector<std::vector<double>> outs;
+    for (auto& t : get_outputs(oracle_runner->arena(), p->outputs)) {
+      Comparison self = compare_output(t, std::vector<double>(t.numel(), 0.0), {1e300, 0}, true);
+      if (self.unwritten) return fail("the baseline (oracle) left outputs unwritten on '{}'", c.name);
+      outs.push_back(to_doubles(t));
+    }
+    return outs;
+  };
+
+  // --- Correctness: every config x seeds (+ one wide draw), each run twice ---
+  Tolerance tol = task.tolerance_for(task.precision());
+  bool inplace = task.inplace;
+  for (const Config& c : task.configs) {
+    if (opts.visible_only && c.held_out) continue;
+    ConfigCheck cc;
+    cc.config = c.name;
+    cc.held_out = c.held_out;
+    for (int s = 0; s <= opts.seeds && cc.ok; ++s) {
+      bool wide = s == opts.seeds;  // the last draw comes from the wider distribution
+      uint64_t seed = v.seed + 1000003ull * (&c - task.configs.data()) + static_cast<uint64_t>(s);
+      auto ins = generate_inputs(task, c, seed, wide);
+      if (!ins) {
+        v.set(Outcome::InfraError, "task", ins.error().message);
+        return finish();
+      }
+      auto want = oracle(c, *ins);
+      if (!want) {
+        v.set(Outcome::InfraError, "oracle", want.error().message);
+        return finish();
+      }
+      auto p = prepare(task, c, *ins, !inplace);
+      if (!p) {
+        v.set(Outcome::InfraError, "task", p.error().message);
+        return finish();
+      }
+      if (auto st = cand_runner->arena().resize(p->layout.size); !st) {
+        v.set(Outcome::InfraError, "memory", st.error().message);
+        return finish();
+      }
+      std::vector<std::vector<HostTensor>> runs;
+      for (int placement = 0; placement < 2; ++placement) {
+        std::string where = fmt::format("config '{}' seed {}{}{}", c.name, s, wide ? " (wide)" : "",
+                                        placement ? " (moved buffers)" : "");
+        put_inputs(cand_runner->arena(), p->inputs, *ins);
+        json req = base_request(task, c);
+        req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size},
+                    {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", placement},
+                    {"placement", placement}});
+        if (!inplace) req["inputs_after"] = p->inputs_after;
+        auto r = cand_runner->call(req, opts.call_timeout);
+        if (!r || !r->value("ok", false)) {
+          classify_death(v, *cand_runner, r ? &*r : nullptr, where);
+          if (v.outcome == Outcome::Pass)
+            v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+          cc.ok = false;
+          cc.detail = v.message;
+          break;
+        }
+        if (!check_run_reply(v, *r, where, true)) {
+          cc.ok = false;
+          cc.detail = v.message;
+          break;
+        }
+        auto outs = get_outputs(cand_runner->arena(), p->outputs);
+        if (!inplace) {
+          auto after = get_outputs(cand_runner->arena(), p->inputs_after);
+          for (size_t i = 0; i < ins->size(); ++i)
+            if (after[i].bytes != (*ins)[i].bytes) {
+              cc.ok = false;
+              cc.detail = fmt::format("{}: input '{}' was modified by the candidate", where, (*ins)[i].name);
+              v.set(Outcome::Incorrect, "input_modified", cc.detail);
+              break;
+            }
+          if (!cc.ok) break;
+        }
+        for (size_t o = 0; o < outs.size(); ++o) {
+          Comparison cmp = compare_output(outs[o], (*want)[o], tol, placement == 0);
+          cc.max_abs_err = std::max(cc.max_abs_err, cmp.max_abs_err);
+          cc.max_rel_err = std::max(cc.max_rel_err, cmp.max_rel_err);
+          if (!cmp.ok) {
+            cc.ok = false;
+            cc.detail = fmt::format("{}: output '{}': {}", where, outs[o].name, cmp.describe(outs[o].shape));
+            v.set(Outcome::Incorrect, cmp.reason, cc.detail);
+            break;
+          }
+        }
+        if (!cc.ok) break;
+        ++cc.draws;
+        runs.push_back(std::move(outs));
+      }
+      if (cc.ok && runs.size() == 2)
+        for (size_t o = 0; o < runs[0].size(); ++o) {
+          Comparison cmp = compare_runs(runs[0][o], runs[1][o], tol);
+          if (!cmp.ok) {
+            cc.ok = false;
+            cc.detail = fmt::format("config '{}' seed {}: two runs on the same inputs disagree "
+                                    "(different poison and buffer placement): {}",
+                                    c.name, s, cmp.describe(runs[0][o].shape));
+            v.set(Outcome::Incorrect, "nondeterministic", cc.detail);
+          }
+        }
+    }
+    v.configs.push_back(cc);
+    if (!cc.ok) return finish();
+  }
+
+  // --- Timing on the main config: interleaved with the baseline, L2 flushed, inputs rotated ---
+  if (opts.time) {
+    const Config& c = task.main();
+    std::vector<std::vector<HostTensor>> sets;
+    size_t in_bytes = 0;
+    for (const auto& spec : task.inputs) {
+      auto sh = task.shape_of(spec, c);
+      int64_t n = 1;
+      for (auto x : *sh) n *= x;
+      in_bytes += static_cast<size_t>(n) * dtype_size(spec.dtype);
+    }
+    int nsets = in_bytes > (size_t(768) << 20) ? 2 : 3;
+    for (int k = 0; k < nsets + 1; ++k) {
+      auto ins = generate_inputs(task, c, v.seed + 7777 + static_cast<uint64_t>(k), false);
+      if (!ins) {
+        v.set(Outcome::InfraError, "task", ins.error().message);
+        return finish();
+      }
+      sets.push_back(std::move(*ins));
+    }
+    std::vector<HostTensor> final_in = std::move(sets.back());
+    sets.pop_back();
+    auto want = oracle(c, final_in);
+    if (!want) {
+      v.set(Outcome::InfraError, "oracle", want.error().message);
+      return finish();
+    }
+    Layout lay;
+    json jsets = json::array();
+    for (auto& set : sets) {
+      json d = json::array();
+      for (auto& t : set) d.push_back(lay.add(t.name, t.dtype, t.shape, t.bytes.size()));
+      jsets.push_back(d);
+    }
+    json jfinal = json::array();
+    for (auto& t : final_in) jfinal.push_back(lay.add(t.name, t.dtype, t.shape, t.bytes.size()));
+    std::vector<std::string> slots = {"cand"};
+    if (base_so) slots.push_back("base");
+    json jouts = json::object();
+    for (auto& s : slots) {
+      json d = json::array();
+      for (const auto& o : task.outputs) {
+        auto sh = *task.shape_of(o, c);
+        int64_t n = 1;
+        for (auto x : sh) n *= x;
+        d.push_back(lay.add(o.name, o.dtype, sh, static_cast<size_t>(n) * dtype_size(o.dtype)));
+      }
+      jouts[s] = d;
+    }
+    if (auto st = cand_runner->arena().resize(lay.size); !st) {
+      v.set(Outcome::InfraError, "memory", st.error().message);
+      return finish();
+    }
+    for (size_t k = 0; k < sets.size(); ++k) put_inputs(cand_runner->arena(), jsets[k], sets[k]);
+    put_inputs(cand_runner->arena(), jfinal, final_in);
+    size_t l2 = hello.value("l2_bytes", size_t(50) << 20);
+    json req = base_request(task, c);
+    req.update({{"cmd", "time"}, {"slots", slots}, {"arena_size", lay.size}, {"sets", jsets},
+                {"final", jfinal}, {"outputs", jouts}, {"flush_bytes", 2 * l2 + (8 << 20)},
+                {"warmup", 3}, {"min_samples", 20}, {"max_samples", 2000},
+                {"max_seconds", opts.time_budget_s}, {"target_rel_ci", opts.target_rel_ci}});
+    auto r = cand_runner->call(req, std::chrono::milliseconds(static_cast<int64_t>(opts.time_budget_s * 1000)) +
+                                       opts.call_timeout * 4);
+    std::string where = fmt::format("timing on config '{}'", c.name);
+    if (!r || !r->value("ok", false)) {
+      classify_death(v, *cand_runner, r ? &*r : nullptr, where);
+      if (v.outcome == Outcome::Pass)
+        v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+      return finish();
+    }
+    json rc = r->value("rc", json::object());
+    if (rc.contains("cand"))
+      v.set(Outcome::Crash, "returned_error", fmt::format("{}: kevo_forward returned {}", where, rc["cand"].dump()));
+    json guard = {{"violations", (*r)["violations"]},
+                  {"threads_before", (*r)["threads_before"]},
+                  {"threads_after", (*r)["threads_max"]}};
+    check_run_reply(v, guard, where, false);
+    Timing t;
+    t.config = c.name;
+    t.candidate = summarize((*r)["samples"]["cand"].get<std::vector<double>>());
+    if (base_so) {
+      t.has_baseline = true;
+      auto bs = (*r)["samples"]["base"].get<std::vector<double>>();
+      t.baseline = summarize(bs);
+      t.speedup = median_ratio(bs, (*r)["samples"]["cand"].get<std::vector<double>>());
+    }
+    for (const auto& b : (*r)["batches"]) {
+      double span = b.value("span_ms", 0.0), wall = b.value("wall_ms", 0.0);
+      if (span > 0) t.max_wall_over_span = std::max(t.max_wall_over_span, wall / span);
+      if (wall > span * 1.25 + 2.0) {
+        std::string d = fmt::format("{}: a batch took {:.2f} ms of host time until the device was "
+                                    "idle but only {:.2f} ms on the given stream",
+                                    where, wall, span);
+        v.flags.push_back({"hidden_work", d});
+        v.set(Outcome::Unsafe, "hidden_work", d);
+        break;
+      }
+    }
+    // The output of the last timed iteration (fresh values in reused buffers) must be right too.
+    auto jo = jouts["cand"];
+    auto outs = get_outputs(cand_runner->arena(), jo);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      Comparison cmp = compare_output(outs[o], (*want)[o], tol, true);
+      if (!cmp.ok) {
+        std::string d = fmt::format("{}: the output of the last timed iteration is wrong: {}",
+                                    where, cmp.describe(outs[o].shape));
+        v.set(Outcome::Incorrect, "timed_output", d);
+        break;
+      }
+    }
+    auto dev = device_ceilings(false);
+    if (dev) {
+      v.device = *dev;
+      auto fl = task.flops(c), by = task.bytes(c);
+      t.floor = sol_floor(*dev, fl ? *fl : 0, by ? *by : 0, task.precision());
+      if (t.candidate.median > 0) t.sol_fraction = t.floor.floor_ms / t.candidate.median;
+      if (t.candidate.median > 0 && t.candidate.median < t.floor.impossible_ms)
+        v.set(Outcome::Unsafe, "below_sol",
+              fmt::format("{}: {:.4f} ms is below what this device can do for {} ({:.4f} ms): "
+                          "suspected skipped work",
+                          where, t.candidate.median, task.name, t.floor.impossible_ms));
+    } else {
+      v.flags.push_back({"sol_unavailable", dev.error().message});
+    }
+    v.timing = t;
+  }
+
+  // --- compute-sanitizer on the smallest visible config ---
+  if (opts.sanitize && v.outcome == Outcome::Pass) {
+    const Config* small = nullptr;
+    int64_t best = INT64_MAX;
+    for (const auto& c : task.configs) {
+      if (c.held_out) continue;
+      int64_t prod = 1;
+      for (auto& [k, x] : c.dims) prod *= x;
+      if (prod < best) best = prod, small = &c;
+    }
+    auto cs = find_program("compute-sanitizer");
+    if (!cs) {
+      v.sanitizer = "compute-sanitizer not found: skipped";
+    } else {
+      std::vector<std::string> parts;
+      for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
+        RunnerOptions ro;
+        auto runner = find_runner();
+        auto ins = generate_inputs(task, *small, v.seed + 99, false);
+        auto p = prepare(task, *small, *ins, false);
+        // The sanitizer wraps the runner process; its verdict is its exit code and summary.
+        fs::path wrapper = fs::temp_directory_path() / fmt::format("kevo-sanitize-{}-{}.sh", getpid(), tool);
+        (void)write_file_atomic(wrapper, fmt::format("#!/bin/sh\nexec {} --tool {} --error-exitcode 99 "
+                                                     "--print-limit 10 {} \"$@\"\n",
+                                                     *cs, tool, runner->string()));
+        fs::permissions(wrapper, fs::perms::owner_all);
+        ro.runner = wrapper;
+        auto r = RunnerClient::start(ro);
+        if (!r) continue;
+        auto& rc2 = *r;
+        (void)rc2->call({{"cmd", "load"}, {"slot", "cand"}, {"path", cres->so_path.string()}}, 120s);
+        (void)rc2->arena().resize(p->layout.size);
+        put_inputs(rc2->arena(), p->inputs, *ins);
+        json req = base_request(task, *small);
+        req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size},
+                    {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
+        (void)rc2->call(req, 300s);
+        std::string tail = rc2->stderr_tail();
+        rc2.reset();
+        fs::remove(wrapper);
+        auto pos = tail.rfind("ERROR SUMMARY:");
+        std::string summary = pos == std::string::npos ? "no summary" : tail.substr(pos, tail.find('\n', pos) - pos);
+        parts.push_back(fmt::format("{}: {}", tool, summary));
+        if (pos != std::string::npos && summary.find("ERROR SUMMARY: 0 errors") == std::string::npos) {
+          v.flags.push_back({"sanitizer:" + std::string(tool), tail.substr(0, 1500)});
+          v.set(Outcome::Incorrect, std::string("sanitizer:") + tool,
+                fmt::format("compute-sanitizer {} on config '{}': {}", tool, small->name, summary));
+        }
+      }
+      v.sanitizer = fmt::format("{}", fmt::join(parts, "; "));
+    }
+  }
+  return finish();
+}
+
+}  // namespace kevo

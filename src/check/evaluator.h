@@ -1,0 +1,38 @@
+// The checker: compiles a candidate, runs it in a separate kevo-runner process under the full
+// correctness protocol, times it against the baseline in the same session, and returns a Verdict.
+// This process holds the reference outputs and never loads candidate code.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "check/verdict.h"
+#include "task/task.h"
+
+namespace kevo {
+
+struct EvalOptions {
+  std::filesystem::path candidate;  // .cu file; ignored when baseline_mode
+  bool baseline_mode = false;       // evaluate the task's baseline against its CPU reference
+  bool compile_only = false;
+  bool time = true;
+  bool visible_only = false;        // skip held_out configs
+  bool static_gate = true;          // an unsafe static finding stops the evaluation
+  bool sanitize = false;            // compute-sanitizer memcheck/racecheck/initcheck, smallest config
+  int seeds = 3;
+  std::optional<uint64_t> seed;     // default: fresh from the OS each evaluation
+  std::string arch;                 // default: from the device (sm_90 when there is none)
+  std::chrono::milliseconds call_timeout{20000};
+  double time_budget_s = 4.0;       // per timing session
+  double target_rel_ci = 0.01;
+  std::filesystem::path cache_dir;  // default: kevo::cache_dir()
+};
+
+Verdict evaluate(const Task& task, const EvalOptions& opts);
+
+// The device's ceilings, measured once and cached per device (used by eval and doctor).
+Result<DeviceCeilings> device_ceilings(bool remeasure = false);
+
+}  // namespace kevo

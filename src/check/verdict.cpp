@@ -1,0 +1,140 @@
+#include "check/verdict.h"
+
+#include <fmt/format.h>
+
+namespace kevo {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Pass: return "pass";
+    case Outcome::CompileError: return "compile_error";
+    case Outcome::Incorrect: return "incorrect";
+    case Outcome::Unsafe: return "unsafe";
+    case Outcome::Timeout: return "timeout";
+    case Outcome::Crash: return "crash";
+    case Outcome::InfraError: return "infra_error";
+  }
+  return "?";
+}
+
+int exit_code(Outcome o) {
+  switch (o) {
+    case Outcome::Pass: return 0;
+    case Outcome::CompileError: return 10;
+    case Outcome::Incorrect: return 11;
+    case Outcome::Unsafe: return 12;
+    case Outcome::Timeout: return 13;
+    case Outcome::Crash: return 14;
+    case Outcome::InfraError: return 20;
+  }
+  return 20;
+}
+
+namespace {
+nlohmann::json summary_json(const Summary& s) {
+  return {{"n", s.n},       {"median_ms", s.median}, {"mean_ms", s.mean}, {"min_ms", s.min},
+          {"max_ms", s.max}, {"iqr_ms", s.iqr},      {"cv", s.cv},
+          {"median_ci_ms", {s.median_lo, s.median_hi}}};
+}
+}  // namespace
+
+nlohmann::json Verdict::to_json() const {
+  nlohmann::json j;
+  j["outcome"] = outcome_name(outcome);
+  j["exit_code"] = exit_code(outcome);
+  j["reason"] = reason;
+  j["message"] = message;
+  j["task"] = task;
+  j["candidate"] = candidate;
+  j["seed"] = seed;
+  j["seconds"] = seconds;
+  if (compile) {
+    nlohmann::json k = nlohmann::json::array();
+    for (const auto& r : compile->kernels)
+      k.push_back({{"function", r.function}, {"arch", r.arch}, {"registers", r.registers},
+                   {"shared_bytes", r.shared_bytes}, {"stack_bytes", r.stack_bytes},
+                   {"spill_store_bytes", r.spill_store_bytes}, {"spill_load_bytes", r.spill_load_bytes}});
+    j["compile"] = {{"ok", compile->ok}, {"cache_hit", compile->cache_hit},
+                    {"seconds", compile->seconds}, {"arch", compile->arch_used},
+                    {"diagnostics", compile->diagnostics}, {"kernels", k}};
+  }
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : findings)
+    j["findings"].push_back({{"severity", f.severity == Finding::Severity::Unsafe ? "unsafe" : "warning"},
+                             {"line", f.line}, {"rule", f.rule}, {"message", f.message}});
+  j["configs"] = nlohmann::json::array();
+  for (const auto& c : configs)
+    j["configs"].push_back({{"config", c.config}, {"held_out", c.held_out}, {"ok", c.ok},
+                            {"draws", c.draws}, {"max_abs_err", c.max_abs_err},
+                            {"max_rel_err", c.max_rel_err}, {"detail", c.detail}});
+  if (timing) {
+    nlohmann::json t = {{"config", timing->config}, {"candidate", summary_json(timing->candidate)},
+                        {"floor_ms", timing->floor.floor_ms}, {"bound", timing->floor.bound},
+                        {"impossible_below_ms", timing->floor.impossible_ms},
+                        {"sol_fraction", timing->sol_fraction},
+                        {"max_wall_over_span", timing->max_wall_over_span}};
+    if (timing->has_baseline) {
+      t["baseline"] = summary_json(timing->baseline);
+      t["speedup"] = {{"value", timing->speedup.value}, {"ci95", {timing->speedup.lo, timing->speedup.hi}}};
+    }
+    j["timing"] = t;
+  }
+  j["flags"] = nlohmann::json::array();
+  for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason}, {"detail", f.detail}});
+  if (device) j["device"] = device->to_json();
+  if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
+  return j;
+}
+
+std::string Verdict::to_text() const {
+  std::string s = fmt::format("kevo eval  task {}  candidate {}  seed {}\n", task, candidate, seed);
+  if (compile) {
+    if (compile->ok) {
+      int regs = 0;
+      long smem = 0, spills = 0, stack = 0;
+      for (const auto& k : compile->kernels) {
+        regs = std::max(regs, k.registers);
+        smem = std::max(smem, k.shared_bytes);
+        spills += k.spill_store_bytes + k.spill_load_bytes;
+        stack = std::max(stack, k.stack_bytes);
+      }
+      s += fmt::format("  compile   ok in {:.2f} s{}  {}  {} kernel(s), max {} regs, {} B smem, {} B stack, {} B spills\n",
+                       compile->seconds, compile->cache_hit ? " (cached)" : "", compile->arch_used,
+                       compile->kernels.size(), regs, smem, stack, spills);
+    } else {
+      s += fmt::format("  compile   FAILED{}\n{}\n", compile->timed_out ? " (timed out)" : "",
+                       compile->diagnostics);
+    }
+  }
+  for (const auto& f : findings)
+    s += fmt::format("  static    {} line {}: {} ({})\n",
+                     f.severity == Finding::Severity::Unsafe ? "UNSAFE " : "warning", f.line,
+                     f.message, f.rule);
+  for (const auto& c : configs)
+    s += fmt::format("  correct   {:<12}{} {}  {} draws  max abs err {:.2g}  max rel err {:.2g}{}\n",
+                     c.config, c.held_out ? " (held out)" : "", c.ok ? "ok  " : "FAIL", c.draws,
+                     c.max_abs_err, c.max_rel_err, c.ok ? "" : "\n            " + c.detail);
+  if (timing) {
+    const auto& t = *timing;
+    s += fmt::format("  time      {}: candidate {:.4f} ms (median of {}, CV {:.1f}%, IQR {:.4f})\n",
+                     t.config, t.candidate.median, t.candidate.n, t.candidate.cv * 100,
+                     t.candidate.iqr);
+    if (t.has_baseline)
+      s += fmt::format("            baseline  {:.4f} ms (median of {}, CV {:.1f}%)\n"
+                       "            speedup   {:.3f}x  [95% CI {:.3f} - {:.3f}], same run, interleaved\n",
+                       t.baseline.median, t.baseline.n, t.baseline.cv * 100, t.speedup.value,
+                       t.speedup.lo, t.speedup.hi);
+    if (t.floor.floor_ms > 0)
+      s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",
+                       t.floor.floor_ms, t.floor.bound, t.sol_fraction * 100);
+  }
+  for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason, f.detail);
+  if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
+  if (outcome == Outcome::Pass)
+    s += fmt::format("VERDICT: PASS ({:.1f} s)\n", seconds);
+  else
+    s += fmt::format("VERDICT: {} [{}] {}\n", outcome_name(outcome), reason, message);
+  return s;
+}
+
+}  // namespace kevo

@@ -1,0 +1,72 @@
+// The result of evaluating one candidate: an outcome with a reason code, and every figure behind it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/static_check.h"
+#include "compile/nvcc.h"
+#include "time/sol.h"
+#include "time/stats.h"
+
+namespace kevo {
+
+enum class Outcome { Pass, CompileError, Incorrect, Unsafe, Timeout, Crash, InfraError };
+
+const char* outcome_name(Outcome o);  // "pass", "compile_error", ...
+// Distinct process exit codes (documented in `kevo eval --help` and docs/ARCHITECTURE.md).
+int exit_code(Outcome o);
+
+struct Flag {
+  std::string reason;  // "foreign_stream", "static:stream_create", "hidden_work", ...
+  std::string detail;
+};
+
+struct ConfigCheck {
+  std::string config;
+  bool held_out = false;
+  bool ok = true;
+  int draws = 0;  // seeds x placements checked
+  double max_abs_err = 0, max_rel_err = 0;
+  std::string detail;  // the first failure, readable
+};
+
+struct Timing {
+  std::string config;
+  Summary candidate, baseline;
+  bool has_baseline = false;
+  Ratio speedup;
+  SolFloor floor;
+  double sol_fraction = 0;  // floor / candidate median
+  double max_wall_over_span = 0;  // host-clock cross-check, worst batch
+};
+
+struct Verdict {
+  Outcome outcome = Outcome::Pass;
+  std::string reason;   // primary reason code, empty on pass
+  std::string message;  // one readable line about the primary reason
+  std::string task, candidate;
+  uint64_t seed = 0;
+  std::optional<CompileResult> compile;
+  std::vector<Finding> findings;
+  std::vector<ConfigCheck> configs;
+  std::optional<Timing> timing;
+  std::vector<Flag> flags;
+  std::optional<DeviceCeilings> device;
+  std::string sanitizer;  // compute-sanitizer summary when --sanitize
+  double seconds = 0;
+
+  void set(Outcome o, std::string reason_code, std::string msg) {
+    if (outcome != Outcome::Pass) return;  // the first failure is the verdict
+    outcome = o;
+    reason = std::move(reason_code);
+    message = std::move(msg);
+  }
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+}  // namespace kevo

@@ -1,0 +1,49 @@
+#include "llm/errors.h"
+
+namespace kevo::llm {
+
+namespace {
+struct Tag {
+  ErrorKind kind;
+  std::string_view tag;
+};
+constexpr Tag kTags[] = {
+    {ErrorKind::kTransient, "[transient] "}, {ErrorKind::kFatal, "[fatal] "},
+    {ErrorKind::kRefusal, "[refusal] "},     {ErrorKind::kBudget, "[budget] "},
+    {ErrorKind::kCancelled, "[cancelled] "}, {ErrorKind::kReplayMiss, "[replay-miss] "},
+};
+}  // namespace
+
+const char* to_string(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::kTransient: return "transient";
+    case ErrorKind::kFatal: return "fatal";
+    case ErrorKind::kRefusal: return "refusal";
+    case ErrorKind::kBudget: return "budget";
+    case ErrorKind::kCancelled: return "cancelled";
+    case ErrorKind::kReplayMiss: return "replay-miss";
+    case ErrorKind::kOther: return "other";
+  }
+  return "other";
+}
+
+Error make_error(ErrorKind kind, std::string_view message) {
+  for (const auto& t : kTags)
+    if (t.kind == kind) return Error{std::string(t.tag) + std::string(message)};
+  return Error{std::string(message)};
+}
+
+ErrorKind error_kind(const Error& e) {
+  for (const auto& t : kTags)
+    if (std::string_view(e.message).starts_with(t.tag)) return t.kind;
+  return ErrorKind::kOther;
+}
+
+std::string redact(std::string text, std::string_view secret) {
+  if (secret.size() < 8) return text;
+  for (size_t pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos))
+    text.replace(pos, secret.size(), "[redacted]");
+  return text;
+}
+
+}  // namespace kevo::llm

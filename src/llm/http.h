@@ -1,0 +1,36 @@
+// A minimal blocking HTTP POST over libcurl that can be cancelled mid-transfer.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "llm/cancel.h"
+
+namespace kevo::llm {
+
+struct HttpRequest {
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"; may carry secrets, so never logged
+  std::string body;
+  double connect_timeout_s = 10;
+  double timeout_s = 600;  // the whole exchange: a non-streaming answer arrives all at once
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lowercased
+  std::string body;
+  std::string header(const std::string& lower_name) const;
+};
+
+struct HttpOutcome {
+  enum class Kind { kOk, kNetwork, kTimeout, kCancelled };
+  Kind kind = Kind::kOk;
+  std::string error;  // curl's description for the failures; never contains headers
+  HttpResponse response;
+};
+
+HttpOutcome http_post(const HttpRequest& req, const CancelToken& cancel);
+
+}  // namespace kevo::llm

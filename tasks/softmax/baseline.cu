@@ -1,0 +1,50 @@
+// Baseline for softmax: one block per row, three passes over the row (max, sum of exp, write).
+#include <kevo/kernel.h>
+
+constexpr int kThreads = 256;
+
+__device__ float block_reduce_max(float v, float* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  float r = sh[0];
+  __syncthreads();
+  return r;
+}
+
+__device__ float block_reduce_sum(float v, float* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  float r = sh[0];
+  __syncthreads();
+  return r;
+}
+
+__global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  __shared__ float sh[kThreads];
+  const float* xr = x + blockIdx.x * n;
+  float* yr = y + blockIdx.x * n;
+  float m = -INFINITY;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, xr[i]);
+  m = block_reduce_max(m, sh);
+  float s = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) s += expf(xr[i] - m);
+  s = block_reduce_sum(s, sh);
+  float inv = 1.f / s;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) yr[i] = expf(xr[i] - m) * inv;
+}
+
+KEVO_EXPORT int kevo_forward(const kevo_args* a) {
+  const kevo_tensor* x = &a->inputs[0];
+  int64_t rows = x->shape[0], n = x->shape[1];
+  softmax_kernel<<<(unsigned)rows, kThreads, 0, a->stream>>>((const float*)x->data,
+                                                             (float*)a->outputs[0].data, n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

@@ -1,0 +1,71 @@
+#include "compile/pool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+#include "util/fs.h"
+
+using namespace kevo;
+using kevo::test::TempDir;
+using kevo::test::write_text;
+namespace fs = std::filesystem;
+
+TEST(CompilePool, RunsCompilesInParallel) {
+  // A fake compiler that takes 1 s and writes the -o file, so concurrency shows in the wall time
+  // regardless of how fast this machine's nvcc is.
+  TempDir t;
+  fs::path fake = t.path / "fake-nvcc";
+  write_text(fake,
+             "#!/bin/sh\n"
+             "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+             "sleep 1\n"
+             ": > \"$out\"\n",
+             true);
+  CompileOptions o;
+  o.nvcc = fake.string();
+  o.cache_dir = t.path / "cache";
+  CompilePool pool(4);
+  EXPECT_EQ(pool.threads(), 4);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::future<Result<CompileResult>>> fs;
+  for (int i = 0; i < 4; ++i) fs.push_back(pool.submit("// candidate " + std::to_string(i), "c.cu", o));
+  for (auto& f : fs) {
+    auto r = f.get();
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(r->ok) << r->diagnostics;
+    EXPECT_TRUE(fs::exists(r->so_path));
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(wall, 3.0) << "4 one-second compiles on 4 threads took " << wall << " s";
+}
+
+TEST(CompilePool, RealCompilesIncludingTheSameSourceTwice) {
+  KEVO_REQUIRE_NVCC(nvcc);
+  TempDir t;
+  CompileOptions o;
+  o.nvcc = nvcc;
+  o.cache_dir = t.path / "cache";
+  auto src = [](int k) {
+    return "#include <kevo/kernel.h>\n__global__ void k(float* y) { y[threadIdx.x] = " + std::to_string(k) +
+           "; }\nKEVO_EXPORT int kevo_forward(const kevo_args* a) { k<<<1, 32, 0, a->stream>>>((float*)a->outputs[0].data); return 0; }\n";
+  };
+  CompilePool pool(2);
+  // Two identical sources race to store the same cache entry; both must succeed.
+  std::vector<std::future<Result<CompileResult>>> fs;
+  fs.push_back(pool.submit(src(1), "a.cu", o));
+  fs.push_back(pool.submit(src(1), "b.cu", o));
+  fs.push_back(pool.submit(src(2), "c.cu", o));
+  std::vector<CompileResult> rs;
+  for (auto& f : fs) {
+    auto r = f.get();
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_TRUE(r->ok) << r->diagnostics;
+    EXPECT_TRUE(fs::exists(r->so_path));
+    rs.push_back(*r);
+  }
+  EXPECT_EQ(rs[0].cache_key, rs[1].cache_key);
+  EXPECT_EQ(rs[0].so_path, rs[1].so_path);
+  EXPECT_NE(rs[0].cache_key, rs[2].cache_key);
+}

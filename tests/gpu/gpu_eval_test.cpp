@@ -1,0 +1,127 @@
+// GPU suite: every bundled baseline passes against its CPU reference, every adversarial kernel is
+// rejected with the expected reason, every good kernel is accepted. Runs the real `kevo eval`
+// binary (checker + runner processes). Skips, visibly, on a machine without a GPU.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include <filesystem>
+
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// Overridable so a build carried to another machine finds the tree it runs in.
+fs::path env_or(const char* var, const char* def) {
+  const char* v = getenv(var);
+  return v && *v ? fs::path(v) : fs::path(def);
+}
+const fs::path kSrc = env_or("KEVO_HOME", KEVO_SOURCE_DIR);
+const fs::path kKevo = env_or("KEVO_BUILD", KEVO_BINARY_DIR) / "bin" / "kevo";
+
+bool have_gpu(std::string* why) {
+  auto r = kevo::run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
+  if (!r || !r->ok() || r->out.find("GPU") == std::string::npos) {
+    *why = r ? "nvidia-smi found no GPU" : "nvidia-smi is not installed";
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                                        \
+  do {                                                                       \
+    std::string why_;                                                        \
+    if (!have_gpu(&why_)) GTEST_SKIP() << "GPU test skipped: no GPU (" << why_ << ")"; \
+  } while (0)
+
+json eval(const std::vector<std::string>& args, std::string* raw) {
+  std::vector<std::string> argv = {kKevo.string(), "eval", "--json", "--time-budget", "1",
+                                   "--timeout", "10"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = kevo::run_process({.argv = argv, .timeout = std::chrono::seconds(400)});
+  if (!r) return json{{"outcome", "harness_error"}, {"message", r.error().message}};
+  *raw = r->out + r->err;
+  json j = json::parse(r->out, nullptr, false);
+  if (j.is_discarded()) return json{{"outcome", "harness_error"}, {"message", r->describe() + " " + r->err}};
+  j["_exit"] = r->exit_code;
+  return j;
+}
+
+struct KernelCase {
+  std::string file, task, expect, reason;
+  bool no_static = false;
+};
+
+std::vector<KernelCase> load_manifest() {
+  std::vector<KernelCase> out;
+  fs::path m = kSrc / "tests" / "gpu" / "kernels" / "manifest.toml";
+  if (!fs::exists(m)) return out;
+  toml::table t = toml::parse_file(m.string());
+  if (auto* arr = t["kernel"].as_array())
+    for (auto& n : *arr) {
+      auto& k = *n.as_table();
+      out.push_back({k["file"].value_or(std::string()), k["task"].value_or(std::string()),
+                     k["expect"].value_or(std::string()), k["reason"].value_or(std::string()),
+                     k["no_static"].value_or(false)});
+    }
+  return out;
+}
+
+std::vector<std::string> bundled_tasks() {
+  std::vector<std::string> v;
+  for (auto& e : fs::directory_iterator(kSrc / "tasks"))
+    if (fs::exists(e.path() / "task.toml")) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::string case_name(const std::string& s) {
+  std::string r;
+  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return r;
+}
+
+}  // namespace
+
+class Baseline : public testing::TestWithParam<std::string> {};
+
+TEST_P(Baseline, PassesAgainstCpuReference) {
+  REQUIRE_GPU();
+  std::string raw;
+  json j = eval({(kSrc / "tasks" / GetParam()).string(), "--baseline"}, &raw);
+  EXPECT_EQ(j.value("outcome", ""), "pass") << raw;
+  if (j.contains("timing")) {
+    double ms = j["timing"]["candidate"]["median_ms"];
+    RecordProperty("baseline_ms", std::to_string(ms));
+    std::printf("BASELINE %s %.4f ms\n", GetParam().c_str(), ms);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Tasks, Baseline, testing::ValuesIn(bundled_tasks()),
+                         [](const auto& i) { return case_name(i.param); });
+
+class Kernel : public testing::TestWithParam<KernelCase> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Kernel);
+
+TEST_P(Kernel, GetsTheExpectedVerdict) {
+  REQUIRE_GPU();
+  const KernelCase& k = GetParam();
+  std::vector<std::string> args = {(kSrc / "tasks" / k.task).string(),
+                                   (kSrc / "tests" / "gpu" / "kernels" / k.file).string()};
+  if (k.no_static) args.push_back("--no-static-gate");
+  std::string raw;
+  json j = eval(args, &raw);
+  std::string outcome = j.value("outcome", ""), reason = j.value("reason", "");
+  std::printf("VERDICT %s -> %s [%s] %s\n", k.file.c_str(), outcome.c_str(), reason.c_str(),
+              j.value("message", "").substr(0, 300).c_str());
+  EXPECT_EQ(outcome, k.expect) << raw;
+  EXPECT_NE(reason.find(k.reason), std::string::npos)
+      << "expected reason containing '" << k.reason << "', got '" << reason << "'\n" << raw;
+  if (j.contains("timing") && j["timing"].contains("speedup"))
+    std::printf("SPEEDUP %s %.3fx\n", k.file.c_str(), j["timing"]["speedup"]["value"].get<double>());
+}
+INSTANTIATE_TEST_SUITE_P(Manifest, Kernel, testing::ValuesIn(load_manifest()),
+                         [](const auto& i) { return case_name(i.param.file + (i.param.no_static ? "_runtime" : "")); });

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 namespace kevo {
 
@@ -59,44 +60,54 @@ Comparison compare_output(const HostTensor& got, const std::vector<double>& want
   }
   // Absolute tolerance scales with the reference's magnitude (its RMS, at least 1) so the same
   // task tolerance works for wide-distribution draws whose outputs are larger.
+  std::mutex mu;
   double ss = 0;
   int64_t finite_n = 0;
-  for (double w : want)
-    if (std::isfinite(w)) ss += w * w, ++finite_n;
+  parallel_ranges(c.count, [&](int64_t b, int64_t e) {
+    double s = 0;
+    int64_t n = 0;
+    for (int64_t i = b; i < e; ++i)
+      if (std::isfinite(want[i])) s += want[i] * want[i], ++n;
+    std::lock_guard<std::mutex> l(mu);
+    ss += s;
+    finite_n += n;
+  });
   double scale = std::max(1.0, finite_n ? std::sqrt(ss / finite_n) : 1.0);
   double atol = tol.atol * scale;
-  for (int64_t i = 0; i < c.count; ++i) {
-    double g = got.at(static_cast<size_t>(i)), w = want[static_cast<size_t>(i)];
-    bool bad = false;
-    bool poisoned = false;
-    if (!std::isfinite(w)) {
-      // Non-finite reference: the candidate must produce the same kind of value.
-      bad = !(std::isnan(w) ? std::isnan(g) : g == w);
-    } else if (!std::isfinite(g)) {
-      bad = true;
-      poisoned = check_poison && is_poison(got, static_cast<size_t>(i));
-      if (poisoned) ++c.unwritten;
-      else ++c.nonfinite;
-    } else {
-      double err = std::fabs(g - w);
-      double rel = err / std::max(std::fabs(w), 1e-30);
-      c.max_abs_err = std::max(c.max_abs_err, err);
-      if (err > 0) c.max_rel_err = std::max(c.max_rel_err, rel);
-      bad = err > atol + tol.rtol * std::fabs(w);
-      if (bad && check_poison && is_poison(got, static_cast<size_t>(i))) {
-        poisoned = true;
-        ++c.unwritten;
+  // Chunks are checked in parallel; the first failing index is the minimum over chunks.
+  parallel_ranges(c.count, [&](int64_t b, int64_t e) {
+    Comparison p;
+    for (int64_t i = b; i < e; ++i) {
+      double g = got.at(static_cast<size_t>(i)), w = want[static_cast<size_t>(i)];
+      bool bad = false;
+      if (!std::isfinite(w)) {
+        // Non-finite reference: the candidate must produce the same kind of value.
+        bad = !(std::isnan(w) ? std::isnan(g) : g == w);
+      } else if (!std::isfinite(g)) {
+        bad = true;
+        if (check_poison && is_poison(got, static_cast<size_t>(i))) ++p.unwritten;
+        else ++p.nonfinite;
+      } else {
+        double err = std::fabs(g - w);
+        p.max_abs_err = std::max(p.max_abs_err, err);
+        if (err > 0) p.max_rel_err = std::max(p.max_rel_err, err / std::max(std::fabs(w), 1e-30));
+        bad = err > atol + tol.rtol * std::fabs(w);
+        if (bad && check_poison && is_poison(got, static_cast<size_t>(i))) ++p.unwritten;
+      }
+      if (bad) {
+        if (p.mismatches == 0) p.first_bad = i, p.first_got = g, p.first_want = w;
+        ++p.mismatches;
       }
     }
-    if (bad) {
-      if (c.mismatches == 0) {
-        c.first_bad = i;
-        c.first_got = g;
-        c.first_want = w;
-      }
-      ++c.mismatches;
-    }
-  }
+    std::lock_guard<std::mutex> l(mu);
+    c.unwritten += p.unwritten;
+    c.nonfinite += p.nonfinite;
+    c.max_abs_err = std::max(c.max_abs_err, p.max_abs_err);
+    c.max_rel_err = std::max(c.max_rel_err, p.max_rel_err);
+    if (p.mismatches && (c.first_bad < 0 || p.first_bad < c.first_bad))
+      c.first_bad = p.first_bad, c.first_got = p.first_got, c.first_want = p.first_want;
+    c.mismatches += p.mismatches;
+  });
   c.ok = c.mismatches == 0;
   if (!c.ok) c.reason = c.unwritten ? "unwritten" : c.nonfinite ? "nan" : "mismatch";
   return c;

@@ -350,7 +350,23 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   // --- Correctness: every config x seeds (+ one wide draw), each run twice ---
   Tolerance tol = task.tolerance_for(task.precision());
   bool inplace = task.inplace;
-  for (const Config& c : task.configs) {
+  // Smallest configs first: most wrong kernels fail there in milliseconds.
+  std::vector<const Config*> order;
+  for (const Config& c : task.configs) order.push_back(&c);
+  auto numel = [&](const Config& c) {
+    double n = 0;
+    for (const auto& t : task.inputs) {
+      auto sh = task.shape_of(t, c);
+      double k = 1;
+      for (auto x : *sh) k *= static_cast<double>(x);
+      n += k;
+    }
+    return n;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const Config* a, const Config* b) { return numel(*a) < numel(*b); });
+  for (const Config* cp : order) {
+    const Config& c = *cp;
     if (opts.visible_only && c.held_out) continue;
     ConfigCheck cc;
     cc.config = c.name;
@@ -378,7 +394,8 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         return finish();
       }
       std::vector<std::vector<HostTensor>> runs;
-      for (int placement = 0; placement < 2; ++placement) {
+      // The second run (other poison, moved buffers) is made on the first draw of each config.
+      for (int placement = 0; placement < (s == 0 ? 2 : 1); ++placement) {
         std::string where = fmt::format("config '{}' seed {}{}{}", c.name, s, wide ? " (wide)" : "",
                                         placement ? " (moved buffers)" : "");
         put_inputs(cand_runner->arena(), p->inputs, *ins);

@@ -13,14 +13,14 @@ export KEVO_CACHE_DIR=$(mktemp -d)
 t0=$(now); "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 > /tmp/bench-cold.txt; rc=$?; t1=$(now)
 "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 > /tmp/bench-warm.txt; t2=$(now)
 "$K" eval softmax $CAND --compile-only > /dev/null; t3=$(now)
-cold=$(echo "$t1 - $t0" | bc); warm=$(echo "$t2 - $t1" | bc); conly=$(echo "$t3 - $t2" | bc)
+cold=$(python3 -c "print(round($t1-$t0,2))"); warm=$(python3 -c "print(round($t2-$t1,2))"); conly=$(python3 -c "print(round($t3-$t2,2))")
 grep -E "compile|VERDICT" /tmp/bench-cold.txt
 echo "EVAL_COLD_SECONDS $cold (exit $rc)"
 echo "EVAL_CACHED_SECONDS $warm"
 echo "COMPILE_ONLY_CACHED_SECONDS $conly"
 rm -rf "$KEVO_CACHE_DIR"; export KEVO_CACHE_DIR=$(mktemp -d)
 t0=$(now); "$K" eval softmax $CAND --compile-only > /tmp/bench-c1.txt; t1=$(now)
-echo "COMPILE_ONLY_COLD_SECONDS $(echo "$t1 - $t0" | bc)"
+echo "COMPILE_ONLY_COLD_SECONDS $(python3 -c "print(round($t1-$t0,2))")"
 python3 bench/load_inline_bench.py $CAND 2>&1 | tail -2
 # Repeatability of the reported median (same kernel, 5 separate evals).
 meds=()

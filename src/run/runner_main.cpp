@@ -176,7 +176,7 @@ class Runner {
 
   struct Call {
     int rc = 0;
-    double span_ms = 0, wall_ms = 0;
+    double span_ms = 0, wall_ms = 0, after_stream_ms = 0;
     int threads_before = 0, threads_after = 0;
     std::string launch_error;
   };
@@ -193,11 +193,15 @@ class Runner {
     if (le != cudaSuccess) c.launch_error = cuda_err(le);
     CUDA_OR_FATAL(cudaEventRecord(ev1_, stream_));
     CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
+    auto t_stream = Clock::now();
     float span = 0;
     CUDA_OR_FATAL(cudaEventElapsedTime(&span, ev0_, ev1_));
     // Device-wide: anything the candidate left running elsewhere finishes before this returns.
+    // Time spent here, after our stream is idle, is work outside the given stream (other
+    // processes' work is not waited for, so GPU sharing does not show up as hidden work).
     CUDA_OR_FATAL(cudaDeviceSynchronize());
     c.wall_ms = ms_since(t0);
+    c.after_stream_ms = ms_since(t_stream);
     c.span_ms = span;
     c.threads_after = count_threads();
     return c;
@@ -273,7 +277,7 @@ class Runner {
                                  d.at("nbytes").get<size_t>(), cudaMemcpyDeviceToHost));
     }
     return {{"ok", true},           {"rc", c.rc},
-            {"span_ms", c.span_ms}, {"wall_ms", c.wall_ms},
+            {"span_ms", c.span_ms}, {"wall_ms", c.wall_ms}, {"after_stream_ms", c.after_stream_ms},
             {"threads_before", c.threads_before}, {"threads_after", c.threads_after},
             {"launch_error", c.launch_error},     {"violations", violations_json()}};
   }
@@ -377,7 +381,9 @@ class Runner {
       }
       CUDA_OR_FATAL(cudaEventRecord(b1, stream_));
       CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
+      auto t_stream = Clock::now();
       CUDA_OR_FATAL(cudaDeviceSynchronize());
+      double after_stream = ms_since(t_stream);
       double wall = ms_since(host0);
       float span = 0;
       CUDA_OR_FATAL(cudaEventElapsedTime(&span, b0, b1));
@@ -387,7 +393,8 @@ class Runner {
         samples[s].push_back(ms);
       }
       max_threads_seen = std::max(max_threads_seen, count_threads());
-      batches.push_back({{"wall_ms", wall}, {"span_ms", span}, {"calls", marks.size()}});
+      batches.push_back({{"wall_ms", wall}, {"span_ms", span}, {"after_stream_ms", after_stream},
+                         {"calls", marks.size()}});
       size_t n = samples[slots[0]].size();
       bool stable = true;
       for (auto& s : slots) stable &= median_rel_ci(samples[s]) <= target;

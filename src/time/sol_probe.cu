@@ -37,7 +37,10 @@ __global__ void mma_kernel(float* out) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) wmma::mma_sync(acc[j], fa, fb, acc[j]);
   }
-  if (acc[0].x[0] == 1234.5f) out[0] = acc[0].x[0];
+  float keep = 0;  // every accumulator must stay live, or the compiler drops their mma chains
+#pragma unroll
+  for (int j = 0; j < 4; ++j) keep += acc[j].x[0];
+  if (keep == 1234.5f) out[0] = keep;
 }
 
 KEVO_EXPORT int kevo_probe(int kind, cudaStream_t s, double* flops) {

@@ -56,6 +56,8 @@ struct KernelCase {
   bool no_static = false;
 };
 
+void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.file << " on " << k.task; }
+
 std::vector<KernelCase> load_manifest() {
   std::vector<KernelCase> out;
   fs::path m = kSrc / "tests" / "gpu" / "kernels" / "manifest.toml";

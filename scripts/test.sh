@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole test suite: the normal build, then an ASan/UBSan build.
+# GPU tests (label "gpu") skip with a visible message where there is no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/cuda/bin:$PATH
+./scripts/setup.sh
+command -v nvcc >/dev/null || echo "NOTE: nvcc not found: kernel-compiling tests will skip (visibly)"
+(cd build && ctest --output-on-failure -j2)
+echo "== GPU tests on this machine (skip without a GPU):"
+(cd build && ctest -L gpu --output-on-failure | tail -n 3)
+if [ "${KEVO_SKIP_SANITIZE:-0}" != 1 ]; then
+  BUILD=build-asan CMAKE_ARGS="-DKEVO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" ./scripts/setup.sh
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j2 -LE gpu)
+fi

@@ -368,6 +368,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   for (const Config* cp : order) {
     const Config& c = *cp;
     if (opts.visible_only && c.held_out) continue;
+    if (opts.held_out_only && !c.held_out) continue;
     ConfigCheck cc;
     cc.config = c.name;
     cc.held_out = c.held_out;

@@ -18,7 +18,8 @@ struct EvalOptions {
   bool baseline_mode = false;       // evaluate the task's baseline against its CPU reference
   bool compile_only = false;
   bool time = true;
-  bool visible_only = false;        // skip held_out configs
+  bool visible_only = false;        // skip held_out configs (what evolution uses)
+  bool held_out_only = false;       // only held_out configs (re-verifying a winner)
   bool static_gate = true;          // an unsafe static finding stops the evaluation
   bool sanitize = false;            // compute-sanitizer memcheck/racecheck/initcheck, smallest config
   int seeds = 3;

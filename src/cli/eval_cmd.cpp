@@ -16,7 +16,7 @@ void register_eval(CLI::App& app, int& exit_code) {
   struct Args {
     std::string task, candidate;
     bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
-    bool sanitize = false, no_static_gate = false;
+    bool sanitize = false, no_static_gate = false, held_out_only = false;
     int seeds = 3;
     uint64_t seed = 0;
     std::string arch;
@@ -30,6 +30,7 @@ void register_eval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", a->json, "Print the verdict as JSON");
   cmd->add_flag("--no-time", a->no_time, "Skip timing");
   cmd->add_flag("--visible-only", a->visible_only, "Skip held-out configurations");
+  cmd->add_flag("--held-out-only", a->held_out_only, "Check only the held-out configurations");
   cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
   cmd->add_flag("--no-static-gate", a->no_static_gate,
                 "Report unsafe static findings but keep going (to test the runtime defences)");
@@ -56,6 +57,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.compile_only = a->compile_only;
     o.time = !a->no_time;
     o.visible_only = a->visible_only;
+    o.held_out_only = a->held_out_only;
     o.sanitize = a->sanitize;
     o.static_gate = !a->no_static_gate;
     o.seeds = a->seeds;

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   kevo::cli::register_eval(app, exit_code);
   kevo::cli::register_doctor(app, exit_code);
   kevo::cli::register_llm(app, exit_code);
+  kevo::cli::register_evolve(app, exit_code);
+  kevo::cli::register_interop(app, exit_code);
+  kevo::cli::register_task(app, exit_code);
   app.parse_complete_callback([&] { kevo::init_logging(verbosity); });
   try {
     app.parse(argc, argv);

@@ -1,0 +1,86 @@
+// `kevo eval` as a user runs it, on a machine without a GPU: compile-only verdicts, exit codes,
+// and every bundled baseline compiling with nvcc.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace kevo;
+
+namespace {
+const fs::path kSrc = KEVO_SOURCE_DIR;
+const fs::path kKevo = fs::path(KEVO_BINARY_DIR) / "bin" / "kevo";
+
+RunResult kevo_run(std::vector<std::string> args) {
+  args.insert(args.begin(), kKevo.string());
+  auto r = run_process({.argv = args, .env_add = {{"KEVO_CACHE_DIR", testing::TempDir() + "/kevo-cli-cache"}},
+                        .timeout = std::chrono::seconds(300)});
+  EXPECT_TRUE(r);
+  return r ? *r : RunResult{};
+}
+
+#define REQUIRE_NVCC() \
+  if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: kernel compile tests skipped"
+
+std::vector<std::string> tasks() {
+  std::vector<std::string> v;
+  for (auto& e : fs::directory_iterator(kSrc / "tasks"))
+    if (fs::exists(e.path() / "task.toml")) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+}  // namespace
+
+class BundledBaseline : public testing::TestWithParam<std::string> {};
+TEST_P(BundledBaseline, CompilesAndPassesStaticChecks) {
+  REQUIRE_NVCC();
+  auto r = kevo_run({"eval", (kSrc / "tasks" / GetParam()).string(), "--baseline", "--compile-only", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["outcome"], "pass");
+  EXPECT_TRUE(j["compile"]["ok"]);
+  EXPECT_FALSE(j["compile"]["kernels"].empty());
+}
+INSTANTIATE_TEST_SUITE_P(Tasks, BundledBaseline, testing::ValuesIn(tasks()));
+
+TEST(EvalCli, CompileErrorExitCodeAndDiagnostics) {
+  REQUIRE_NVCC();
+  auto r = kevo_run({"eval", "gelu", (kSrc / "tests/gpu/kernels/adversarial/compile_error.cu").string(),
+                     "--compile-only"});
+  EXPECT_EQ(r.exit_code, 10) << r.out << r.err;
+  EXPECT_NE(r.out.find("candidate.cu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("VERDICT: compile_error"), std::string::npos) << r.out;
+}
+
+TEST(EvalCli, UnsafeSourceIsRejectedBeforeCompiling) {
+  auto r = kevo_run({"eval", "gelu", (kSrc / "tests/gpu/kernels/adversarial/second_stream.cu").string(),
+                     "--compile-only", "--json"});
+  EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["reason"].get<std::string>().rfind("static:", 0), 0u);
+  EXPECT_NE(j["message"].get<std::string>().find("line"), std::string::npos);
+}
+
+TEST(EvalCli, BadTaskAndMissingFilesAreClear) {
+  auto r = kevo_run({"eval", "/nonexistent/task", "x.cu"});
+  EXPECT_EQ(r.exit_code, 21);
+  EXPECT_NE(r.err.find("/nonexistent/task"), std::string::npos) << r.err;
+  auto m = kevo_run({"eval", "gelu", "/nonexistent/cand.cu", "--compile-only"});
+  EXPECT_EQ(m.exit_code, 20) << m.out;
+  EXPECT_NE(m.out.find("/nonexistent/cand.cu"), std::string::npos) << m.out;
+  auto n = kevo_run({"eval", "gelu"});
+  EXPECT_EQ(n.exit_code, 21);
+}
+
+TEST(EvalCli, WithoutAGpuEvaluationSaysSo) {
+  if (find_program("nvidia-smi")) GTEST_SKIP() << "this machine may have a GPU";
+  auto r = kevo_run({"eval", "gelu", (kSrc / "tests/gpu/kernels/good/gelu_float4.cu").string()});
+  EXPECT_EQ(r.exit_code, 20) << r.out << r.err;
+  EXPECT_NE(r.out.find("compile-only"), std::string::npos) << r.out;
+}

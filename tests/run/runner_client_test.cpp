@@ -1,0 +1,115 @@
+// The checker's side of the runner protocol, against fake runners (shell and Python scripts):
+// replies, the shared arena, and classification of every way a runner can die.
+#include "run/runner_client.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "util/subprocess.h"
+
+using namespace kevo;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::filesystem::path script(const std::string& name, const std::string& body) {
+  auto p = std::filesystem::path(testing::TempDir()) / name;
+  std::ofstream(p) << body;
+  std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+  return p;
+}
+
+std::unique_ptr<RunnerClient> start(const std::filesystem::path& p) {
+  RunnerOptions o;
+  o.runner = p;
+  auto r = RunnerClient::start(o);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r ? std::move(*r) : nullptr;
+}
+
+// A fake runner speaking the real framing: echoes the command and writes into the arena.
+const char* kEcho = R"(#!/usr/bin/env python3
+import json, mmap, os, struct, sys
+req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+while True:
+    n = req.read(4)
+    if len(n) < 4: sys.exit(0)
+    msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    if msg['cmd'] == 'fill':
+        m = mmap.mmap(3, msg['arena_size'])
+        m[0:5] = b'hello'
+        m.close()
+    if msg['cmd'] == 'print':
+        print('candidate chatter on stdout', flush=True)
+    out = json.dumps({'ok': True, 'echo': msg['cmd']}).encode()
+    rep.write(struct.pack('<I', len(out)) + out)
+)";
+
+}  // namespace
+
+TEST(RunnerClient, RepliesAndArena) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto r = start(script("echo_runner.py", kEcho));
+  ASSERT_TRUE(r);
+  auto a = r->call({{"cmd", "hello"}}, 10s);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ((*a)["echo"], "hello");
+  ASSERT_TRUE(r->arena().resize(4096));
+  auto b = r->call({{"cmd", "fill"}, {"arena_size", 4096}}, 10s);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(r->arena().data()), 5), "hello");
+  // Output on the runner's stdout never reaches the protocol channel.
+  auto c = r->call({{"cmd", "print"}}, 10s);
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)["echo"], "print");
+  EXPECT_FALSE(r->death());
+}
+
+TEST(RunnerClient, HangIsATimeoutAndTheProcessIsKilled) {
+  auto r = start(script("hang_runner.sh", "#!/bin/sh\nsleep 60 & sleep 60\n"));
+  ASSERT_TRUE(r);
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = r->call({{"cmd", "hello"}}, 300ms);
+  EXPECT_FALSE(a);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  ASSERT_TRUE(r->death());
+  EXPECT_EQ(r->death()->kind, RunnerDeath::Kind::Timeout);
+  EXPECT_FALSE(r->alive());
+  // Further calls fail at once instead of hanging.
+  EXPECT_FALSE(r->call({{"cmd", "hello"}}, 10s));
+}
+
+TEST(RunnerClient, SegfaultIsASignalWithItsLastWords) {
+  auto r = start(script("segv_runner.sh", "#!/bin/sh\necho 'about to crash' >&2\nkill -SEGV $$\n"));
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->call({{"cmd", "run"}}, 10s));
+  ASSERT_TRUE(r->death());
+  EXPECT_EQ(r->death()->kind, RunnerDeath::Kind::Signal);
+  EXPECT_EQ(r->death()->signal, SIGSEGV);
+  EXPECT_NE(r->death()->stderr_tail.find("about to crash"), std::string::npos);
+  EXPECT_EQ(r->death()->during, "run");
+}
+
+TEST(RunnerClient, AbortAndExitAreDistinguished) {
+  auto r = start(script("abrt_runner.sh", "#!/bin/sh\nkill -ABRT $$\n"));
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->call({{"cmd", "run"}}, 10s));
+  ASSERT_TRUE(r->death());
+  EXPECT_EQ(r->death()->signal, SIGABRT);
+
+  auto e = start(script("exit_runner.sh", "#!/bin/sh\nexit 0\n"));
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->call({{"cmd", "run"}}, 10s));
+  ASSERT_TRUE(e->death());
+  EXPECT_EQ(e->death()->kind, RunnerDeath::Kind::Exited);
+  EXPECT_EQ(e->death()->exit_code, 0);
+}
+
+TEST(RunnerClient, MissingRunnerIsAnError) {
+  RunnerOptions o;
+  o.runner = "/nonexistent/kevo-runner";
+  auto r = RunnerClient::start(o);
+  EXPECT_FALSE(r);
+}

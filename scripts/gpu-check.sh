@@ -22,7 +22,7 @@ done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 cat "$OUT"/gpu-shard*.txt > "$OUT/gpu-tests.txt"
-grep -hE "^(BASELINE|VERDICT|SPEEDUP)" "$OUT"/gpu-shard*.txt | sort | tee "$OUT/summary.txt"
+grep -hE "^(BASELINE|VERDICT|SPEEDUP|SANITIZE)" "$OUT"/gpu-shard*.txt | sort | tee "$OUT/summary.txt"
 grep -hE "^\[  (FAILED|PASSED|SKIPPED) " "$OUT"/gpu-shard*.txt | sort | uniq -c | tee -a "$OUT/summary.txt"
 if [ "${KEVO_BENCH:-0}" = 1 ] && [ -x bench/run.sh ]; then
   bench/run.sh "$B" 2>&1 | tee "$OUT/bench.txt"

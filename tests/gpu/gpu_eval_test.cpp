@@ -127,3 +127,17 @@ TEST_P(Kernel, GetsTheExpectedVerdict) {
 }
 INSTANTIATE_TEST_SUITE_P(Manifest, Kernel, testing::ValuesIn(load_manifest()),
                          [](const auto& i) { return case_name(i.param.file + (i.param.no_static ? "_runtime" : "")); });
+
+TEST(Sanitize, CleanKernelPassesAllThreeTools) {
+  REQUIRE_GPU();
+  std::string raw;
+  json j = eval({(kSrc / "tasks" / "softmax").string(),
+                 (kSrc / "tests/gpu/kernels/good/softmax_online.cu").string(), "--sanitize",
+                 "--visible-only", "--no-time"},
+                &raw);
+  EXPECT_EQ(j.value("outcome", ""), "pass") << raw;
+  std::string s = j.value("sanitizer", "");
+  std::printf("SANITIZE softmax_online: %s\n", s.c_str());
+  for (const char* tool : {"memcheck", "racecheck", "initcheck"})
+    EXPECT_NE(s.find(std::string(tool) + ": ERROR SUMMARY: 0 errors"), std::string::npos) << s;
+}

@@ -609,7 +609,12 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         RunnerOptions ro;
         auto runner = find_runner();
         auto ins = generate_inputs(task, *small, v.seed + 99, false);
+        if (!runner || !ins) {
+          parts.push_back(fmt::format("{}: skipped ({})", tool, !runner ? "no kevo-runner" : ins.error().message));
+          continue;
+        }
         auto p = prepare(task, *small, *ins, false);
+        if (!p) continue;
         // The sanitizer wraps the runner process; its verdict is its exit code and summary.
         fs::path wrapper = fs::temp_directory_path() / fmt::format("kevo-sanitize-{}-{}.sh", getpid(), tool);
         (void)write_file_atomic(wrapper, fmt::format("#!/bin/sh\nexec {} --tool {} --error-exitcode 99 "

@@ -1,0 +1,20 @@
+// Baseline for hardtanh: one thread per element.
+#include <kevo/kernel.h>
+
+__global__ void hardtanh_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
+                                float lo, float hi) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    y[i] = fminf(fmaxf(v, lo), hi);
+  }
+}
+
+KEVO_EXPORT int kevo_forward(const kevo_args* a) {
+  int64_t n = kevo_numel(&a->inputs[0]);
+  unsigned blocks = (unsigned)((n + 255) / 256);
+  hardtanh_kernel<<<blocks, 256, 0, a->stream>>>((const float*)a->inputs[0].data,
+                                                 (float*)a->outputs[0].data, n,
+                                                 (float)a->scalars[0], (float)a->scalars[1]);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

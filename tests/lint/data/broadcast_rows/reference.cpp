@@ -1,0 +1,16 @@
+// Lint test fixture: every row is 2 * row 0 of x (uniform_axis on axis 0)
+#include <kevo/reference.h>
+
+#include <cmath>
+
+KEVO_REFERENCE void kevo_reference(const kevo_ref_args* a) {
+  const double* x = a->inputs[0].data;
+  double* y = a->outputs[0].data;
+  const int64_t n = a->outputs[0].shape[0] * (a->outputs[0].ndim > 1 ? a->outputs[0].shape[1] : 1);
+  const int64_t cols = a->outputs[0].shape[a->outputs[0].ndim - 1];
+  (void)x;
+  (void)cols;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = 2 * x[i % cols];
+  }
+}

@@ -1,6 +1,519 @@
-// Placeholder until its module lands.
+// `kevo evolve`, `kevo runs`, `kevo show RUN`, `kevo export RUN`: the evolution engine and its
+// run database (docs/EVOLVE.md).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cli/task_arg.h"
+#include "evolve/engine.h"
+#include "evolve/export.h"
+#include "evolve/marker_evaluator.h"
+#include "llm/client.h"
+#include "llm/config.h"
+#include "llm/ensemble.h"
+#include "store/run_db.h"
 
 namespace kevo::cli {
-void register_evolve(CLI::App&, int&) {}
+
+namespace {
+
+using nlohmann::json;
+
+llm::CancelToken g_evolve_cancel;
+
+// First Ctrl-C: stop cleanly (the engine finishes or discards what is in flight and records the
+// run as interrupted). A second one kills at once: the default action is back in place.
+extern "C" void on_evolve_sigint(int) {
+  g_evolve_cancel.cancel();
+  std::signal(SIGINT, SIG_DFL);
+}
+
+std::string default_db() {
+  if (const char* p = std::getenv("KEVO_DB"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/kevo/runs.db";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/kevo/runs.db";
+  return "kevo-runs.db";
+}
+
+struct EvolveArgs {
+  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file;
+  std::vector<std::string> models, overrides, events;
+  int budget_candidates = 0, parallel = 0, seeds = 3;
+  int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
+  double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
+  uint64_t seed = 0;
+  bool fake_gpu = false, quiet = false;
+};
+
+class StatusPrinter {
+ public:
+  explicit StatusPrinter(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) != 0) {}
+  void operator()(const evolve::Progress& p) {
+    if (quiet_) return;
+    std::string line = p.status_line();
+    if (tty_) {
+      std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
+      shown_ = true;
+    } else if (p.done != last_done_) {  // logs get one line per completed candidate
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    last_done_ = p.done;
+  }
+  void end() {
+    if (shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
+  }
+
+ private:
+  bool quiet_, tty_, shown_ = false;
+  int last_done_ = -1;
+};
+
+int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
+  auto db = store::RunDb::open(a.db.empty() ? default_db() : a.db);
+  if (!db) {
+    std::fprintf(stderr, "kevo evolve: %s\n", db.error().message.c_str());
+    return 2;
+  }
+  // The run's options: a stored run's own, else the preset, then the config file, then flags.
+  evolve::EngineOptions opts;
+  std::optional<store::RunRow> resumed;
+  Result<Task> task = fail("no task");
+  if (a.resume) {
+    auto row = (*db)->get_run(a.resume);
+    if (!row) {
+      std::fprintf(stderr, "kevo evolve: %s\n", row.error().message.c_str());
+      return 2;
+    }
+    auto o = evolve::options_of_run(*row);
+    if (!o) {
+      std::fprintf(stderr, "kevo evolve: %s\n", o.error().message.c_str());
+      return 2;
+    }
+    opts = *o;
+    resumed = *row;
+    task = a.task.empty() ? load_task(row->task_dir) : resolve_task(a.task);
+  } else {
+    if (a.task.empty()) {
+      std::fprintf(stderr, "kevo evolve: give a TASK (or --resume RUN)\n");
+      return 2;
+    }
+    auto s = evolve::preset(a.strategy);
+    if (!s) {
+      std::fprintf(stderr, "kevo evolve: %s\n", s.error().message.c_str());
+      return 2;
+    }
+    opts.strategy = *s;
+    task = resolve_task(a.task);
+  }
+  if (!task) {
+    std::fprintf(stderr, "kevo evolve: %s\n", task.error().message.c_str());
+    return 2;
+  }
+  llm::LlmConfig lcfg = llm::default_config();
+  if (!a.config_file.empty()) {
+    if (!resumed) {
+      auto s = evolve::load_strategy_file(a.config_file, opts.strategy);
+      if (!s) {
+        std::fprintf(stderr, "kevo evolve: %s\n", s.error().message.c_str());
+        return 2;
+      }
+      opts.strategy = *s;
+    }
+    // LLM keys sit under [llm]; a file holding only [evolve] has none.
+    auto has_llm = evolve::toml_has_table(a.config_file, "llm");
+    auto has_evolve = evolve::toml_has_table(a.config_file, "evolve");
+    if (!has_llm || !has_evolve) {
+      std::fprintf(stderr, "kevo evolve: %s\n", (!has_llm ? has_llm : has_evolve).error().message.c_str());
+      return 2;
+    }
+    if (*has_llm || !*has_evolve) {
+      auto c = llm::load_config(a.config_file, lcfg);
+      if (!c) {
+        std::fprintf(stderr, "kevo evolve: %s\n", c.error().message.c_str());
+        return 2;
+      }
+      lcfg = *c;
+    }
+  }
+  for (const auto& s : a.overrides)
+    if (auto st = llm::apply_override(lcfg, s); !st) {
+      std::fprintf(stderr, "kevo evolve: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  if (!a.models.empty()) lcfg.models = a.models;
+  if (!a.llm_mode.empty()) {
+    auto m = llm::parse_cache_mode(a.llm_mode);
+    if (!m) {
+      std::fprintf(stderr, "kevo evolve: %s\n", m.error().message.c_str());
+      return 2;
+    }
+    lcfg.cache = *m;
+  }
+  if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
+  if (!resumed) opts.budgets.max_candidates = opts.strategy.max_candidates;
+  if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
+  if (cmd->count("--budget-calls")) opts.budgets.max_calls = a.budget_calls;
+  if (cmd->count("--budget-tokens")) opts.budgets.max_tokens = a.budget_tokens;
+  if (cmd->count("--budget-usd")) opts.budgets.max_usd = a.budget_usd;
+  if (cmd->count("--budget-minutes")) opts.budgets.max_minutes = a.budget_minutes;
+  if (cmd->count("--seed")) opts.seed = a.seed;
+  if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
+  if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+
+  std::unique_ptr<evolve::JsonlEventSink> events;
+  if (!a.events.empty()) {
+    if (a.events.size() == 2 && a.events[0] != "jsonl") {
+      std::fprintf(stderr, "kevo evolve: --events: only the jsonl format exists\n");
+      return 2;
+    }
+    auto e = evolve::JsonlEventSink::open(a.events.back());
+    if (!e) {
+      std::fprintf(stderr, "kevo evolve: %s\n", e.error().message.c_str());
+      return 2;
+    }
+    events = std::move(*e);
+  }
+
+  // The model (or ensemble); none configured means offline tuning.
+  std::shared_ptr<llm::ResponseCache> cache;
+  std::unique_ptr<llm::Ensemble> ensemble;
+  if (!lcfg.models.empty()) {
+    auto c = llm::ResponseCache::attach((*db)->handle());
+    if (!c) {
+      std::fprintf(stderr, "kevo evolve: %s\n", c.error().message.c_str());
+      return 2;
+    }
+    cache = std::move(*c);
+    auto ctx = llm::make_context(lcfg, {.cache = cache, .seed = opts.seed});
+    auto e = llm::make_ensemble(ctx);
+    if (!e) {
+      std::fprintf(stderr, "kevo evolve: %s\n", e.error().message.c_str());
+      return 2;
+    }
+    ensemble = std::move(*e);
+  }
+
+  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
+  if (a.fake_gpu) {
+    std::fprintf(stderr, "kevo evolve: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
+                         "this run proves nothing about any kernel\n");
+    evaluator = std::make_unique<evolve::MarkerEvaluator>();
+  } else {
+    evaluator = evolve::make_gpu_evaluator(0);
+  }
+
+  evolve::Engine engine(*task, *evaluator, **db, ensemble.get(), ensemble.get(), g_evolve_cancel);
+  StatusPrinter printer(a.quiet);
+  engine.set_progress([&](const evolve::Progress& p) { printer(p); });
+  if (events) engine.set_events(events.get());
+  auto previous = std::signal(SIGINT, on_evolve_sigint);
+  auto out = resumed ? engine.resume(resumed->id, opts) : engine.start(opts);
+  std::signal(SIGINT, previous);
+  printer.end();
+  if (!out) {
+    std::fprintf(stderr, "kevo evolve: %s\n", out.error().message.c_str());
+    return 3;
+  }
+  std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out->run_id), task->name.c_str(),
+              store::to_string(out->status), out->stop_reason.c_str());
+  std::printf("candidates %d (valid %d)  gpu busy %.0f%%  %.1f candidates/min\n", out->candidates, out->valid,
+              out->gpu_busy * 100, out->wall_s > 0 ? out->candidates * 60.0 / out->wall_s : 0.0);
+  if (ensemble && ensemble->size() > 1) std::printf("%s", ensemble->summary().c_str());
+  if (!out->note.empty()) std::printf("%s\n", out->note.c_str());
+  if (out->fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
+  if (out->status == store::RunStatus::kInterrupted) {
+    std::printf("interrupted; continue with: kevo evolve --resume %lld%s\n", static_cast<long long>(out->run_id),
+                a.db.empty() ? "" : (" --db " + a.db).c_str());
+    return 130;
+  }
+  if (out->best_failed_held_out)
+    std::printf("the best candidate #%lld (%.3fx on visible shapes) FAILED held-out re-verification: %s\n",
+                static_cast<long long>(out->best_candidate), out->best_speedup,
+                out->verification.empty() ? "" : out->verification.front().message.c_str());
+  if (out->winner) {
+    std::printf("winner #%lld: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
+                static_cast<long long>(out->winner), out->winner_speedup,
+                out->best_failed_held_out ? " (a runner-up)" : "");
+    return out->status == store::RunStatus::kFailed ? 3 : 0;
+  }
+  std::printf("no candidate passed held-out re-verification: no winner\n");
+  return out->status == store::RunStatus::kFailed ? 3 : 1;
+}
+
+json final_of(const store::RunRow& r) {
+  json j = json::parse(r.final_json.empty() ? "{}" : r.final_json, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+std::string fmt_time(double unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", std::localtime(&t));
+  return buf;
+}
+
+int runs_cmd(const std::string& dbpath) {
+  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  if (!db) {
+    std::fprintf(stderr, "kevo runs: %s\n", db.error().message.c_str());
+    return 2;
+  }
+  auto runs = (*db)->list_runs();
+  if (!runs) {
+    std::fprintf(stderr, "kevo runs: %s\n", runs.error().message.c_str());
+    return 2;
+  }
+  std::printf("%-5s %-16s %-20s %-20s %-12s %6s %6s %8s %-10s\n", "run", "started", "task", "strategy", "status",
+              "cands", "valid", "best", "held-out");
+  for (const auto& r : *runs) {
+    auto t = (*db)->totals(r.id);
+    json f = final_of(r);
+    std::string verified = f.empty() ? "-" : f.value("winner", 0) ? "ok" : "no winner";
+    if (f.value("best_failed_held_out", false)) verified = "best FAILED";
+    std::printf("%-5lld %-16s %-20s %-20s %-12s %6lld %6lld %8s %-10s\n", static_cast<long long>(r.id),
+                fmt_time(r.created_at).c_str(), r.task.c_str(), r.strategy.c_str(), store::to_string(r.status),
+                static_cast<long long>(t ? t->candidates : 0), static_cast<long long>(t ? t->valid : 0),
+                r.best_speedup > 0 ? fmt::format("{:.3f}x", r.best_speedup).c_str() : "-", verified.c_str());
+  }
+  return 0;
+}
+
+int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_json) {
+  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  if (!db) {
+    std::fprintf(stderr, "kevo show: %s\n", db.error().message.c_str());
+    return 2;
+  }
+  auto r = (*db)->get_run(run);
+  if (!r) {
+    std::fprintf(stderr, "kevo show: %s\n", r.error().message.c_str());
+    return 2;
+  }
+  auto cands = (*db)->candidates(run);
+  if (!cands) {
+    std::fprintf(stderr, "kevo show: %s\n", cands.error().message.c_str());
+    return 2;
+  }
+  if (candidate) {
+    for (const auto& c : *cands)
+      if (c.id == candidate) {
+        if (as_json) {
+          json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
+                    {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
+                    {"reason", c.reason}, {"message", c.message},
+                    {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
+          std::printf("%s\n", j.dump(2).c_str());
+        } else {
+          std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
+                      static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
+          std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
+          if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
+          std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
+                      c.answer.c_str(), c.source.c_str());
+        }
+        return 0;
+      }
+    std::fprintf(stderr, "kevo show: run %lld has no candidate %lld\n", static_cast<long long>(run),
+                 static_cast<long long>(candidate));
+    return 2;
+  }
+  json f = final_of(*r);
+  if (as_json) {
+    json cs = json::array();
+    for (const auto& c : *cands)
+      cs.push_back({{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents},
+                    {"generation", c.generation}, {"island", c.island}, {"model", c.model}, {"outcome", c.outcome},
+                    {"reason", c.reason}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
+                    {"accepted", c.accepted}, {"name", c.name}});
+    json j = {{"run", r->id}, {"task", r->task}, {"strategy", r->strategy}, {"status", store::to_string(r->status)},
+              {"stop_reason", r->stop_reason}, {"best_candidate", r->best_candidate},
+              {"best_speedup", r->best_speedup}, {"final", f}, {"note", r->note},
+              {"baseline", json::parse(r->baseline_json.empty() ? "null" : r->baseline_json, nullptr, false)},
+              {"candidates", cs}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("run %lld  task %s  strategy %s  %s%s%s\n", static_cast<long long>(r->id), r->task.c_str(),
+              r->strategy.c_str(), store::to_string(r->status), r->stop_reason.empty() ? "" : "  stop: ",
+              r->stop_reason.c_str());
+  json base = json::parse(r->baseline_json.empty() ? "{}" : r->baseline_json, nullptr, false);
+  if (base.is_object() && base.contains("time_ms"))
+    std::printf("baseline %.4g ms on %s%s\n", base.value("time_ms", 0.0), base.value("gpu", "?").c_str(),
+                base.value("fake_evaluator", false) ? "  (FAKE evaluator: nothing was run on a GPU)" : "");
+  if (!r->note.empty()) std::printf("note: %s\n", r->note.c_str());
+  std::printf("\n%-6s %-4s %-10s %-12s %-4s %-3s %-16s %-15s %-20s %-22s\n", "id", "seq", "operator", "parents", "gen",
+              "isl", "model", "outcome", "reason", "speedup [95% CI]");
+  for (const auto& c : *cands) {
+    std::string parents;
+    for (auto p : c.parents) parents += (parents.empty() ? "" : ",") + std::to_string(p);
+    std::string sp = c.speedup > 0 ? fmt::format("{:.3f}x [{:.3f},{:.3f}]{}", c.speedup, c.speedup_lo, c.speedup_hi,
+                                                 c.accepted ? " *" : "")
+                                   : "-";
+    std::printf("%-6lld %-4d %-10s %-12s %-4d %-3d %-16.16s %-15s %-20.20s %-22s\n", static_cast<long long>(c.id),
+                c.seq, c.op.c_str(), parents.empty() ? "baseline" : parents.c_str(), c.generation, c.island,
+                c.model.c_str(), c.outcome.c_str(), c.reason.c_str(), sp.c_str());
+  }
+  std::printf("(* = became the best, with confidence)\n");
+  if (f.contains("attempts")) {
+    std::printf("\nheld-out re-verification (fresh seed):\n");
+    for (const auto& at : f["attempts"])
+      std::printf("  #%lld: %s %s %s%s\n", static_cast<long long>(at.value("candidate", int64_t{0})),
+                  at.value("outcome", "").c_str(), at.value("reason", "").c_str(), at.value("message", "").c_str(),
+                  at.value("speedup", 0.0) > 0 ? fmt::format("  re-timed {:.3f}x", at.value("speedup", 0.0)).c_str() : "");
+    if (f.value("best_failed_held_out", false)) std::printf("  the best candidate FAILED held-out verification\n");
+  }
+  int64_t shown = f.value("winner", int64_t{0});
+  if (!shown) shown = r->best_candidate;
+  if (shown) {
+    // Lineage: follow the first parent back to the baseline.
+    std::string chain;
+    for (int64_t id = shown; id;) {
+      const store::CandidateRow* c = nullptr;
+      for (const auto& x : *cands)
+        if (x.id == id) c = &x;
+      if (!c) break;
+      chain += fmt::format("#{} ({}{}) <- ", c->id, c->op, c->name.empty() ? "" : ", " + c->name);
+      id = c->parents.empty() ? 0 : c->parents.front();
+    }
+    std::printf("\nlineage of %s #%lld: %sbaseline\n", f.value("winner", int64_t{0}) ? "the winner" : "the best",
+                static_cast<long long>(shown), chain.c_str());
+    for (const auto& c : *cands)
+      if (c.id == shown) {
+        if (!c.rationale.empty()) std::printf("idea: %s\n", c.rationale.c_str());
+        std::printf("\n%s\n", c.source.c_str());
+      }
+  }
+  return 0;
+}
+
+int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const std::string& out_dir,
+               const std::string& config, const std::string& arch) {
+  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  if (!db) {
+    std::fprintf(stderr, "kevo export: %s\n", db.error().message.c_str());
+    return 2;
+  }
+  auto r = (*db)->get_run(run);
+  if (!r) {
+    std::fprintf(stderr, "kevo export: %s\n", r.error().message.c_str());
+    return 2;
+  }
+  json f = final_of(*r);
+  int64_t id = candidate ? candidate : f.value("winner", int64_t{0});
+  std::string status = "verified on held-out shapes";
+  if (!id) {
+    id = r->best_candidate;
+    status = f.value("best_failed_held_out", false) ? "FAILED held-out verification" : "NOT verified on held-out shapes";
+    if (id) std::fprintf(stderr, "kevo export: warning: run %lld has no verified winner; exporting its best (%s)\n",
+                         static_cast<long long>(run), status.c_str());
+  } else if (candidate) {
+    status = "chosen by hand";
+  }
+  if (!id) {
+    std::fprintf(stderr, "kevo export: run %lld has no valid candidate\n", static_cast<long long>(run));
+    return 1;
+  }
+  auto c = (*db)->candidate(id);
+  if (!c || c->run_id != run) {
+    std::fprintf(stderr, "kevo export: run %lld has no candidate %lld\n", static_cast<long long>(run),
+                 static_cast<long long>(id));
+    return 2;
+  }
+  auto task = load_task(r->task_dir);
+  if (!task) {
+    std::fprintf(stderr, "kevo export: %s\n", task.error().message.c_str());
+    return 2;
+  }
+  std::string prov = fmt::format("kevo run {} candidate #{} for task '{}': {:.3f}x over the baseline ({})", run,
+                                 id, r->task, c->speedup, status);
+  std::string dir = out_dir.empty() ? fmt::format("kevo-export-{}-run{}", r->task, run) : out_dir;
+  auto files = evolve::export_kernel(*task, c->source, prov, dir, config, arch);
+  if (!files) {
+    std::fprintf(stderr, "kevo export: %s\n", files.error().message.c_str());
+    return 2;
+  }
+  std::printf("wrote %s, %s, %s\nbuild: cd %s && %s\n", files->kernel.c_str(), files->main.c_str(),
+              files->header.c_str(), dir.c_str(), files->build_command.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void register_evolve(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "evolve",
+      "Evolve a faster kernel for TASK with LLM proposals under the checker (docs/EVOLVE.md).\n"
+      "Exit codes: 0 a winner re-verified on held-out shapes, 1 no verified winner, 2 bad arguments,\n"
+      "3 the run failed, 130 interrupted (continue with --resume RUN).");
+  auto a = std::make_shared<EvolveArgs>();
+  std::string presets;
+  for (const auto& n : evolve::preset_names()) presets += (presets.empty() ? "" : ", ") + n;
+  cmd->add_option("task", a->task, "Task directory or bundled task name");
+  cmd->add_option("--strategy", a->strategy, "Preset: " + presets);
+  cmd->add_option("--model", a->models, "Model spec (repeat for an ensemble); none: offline tuning");
+  cmd->add_option("--budget-candidates", a->budget_candidates, "Candidates to complete (default 45)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--budget-calls", a->budget_calls, "LLM calls")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--budget-tokens", a->budget_tokens, "LLM tokens (input + output)");
+  cmd->add_option("--budget-usd", a->budget_usd, "Money for LLM calls");
+  cmd->add_option("--budget-minutes", a->budget_minutes, "Wall time of this session");
+  cmd->add_option("--parallel", a->parallel, "Proposals in flight")->check(CLI::Range(1, 256));
+  cmd->add_option("--db", a->db, "Run database (default $KEVO_DB or ~/.local/share/kevo/runs.db)");
+  cmd->add_option("--resume", a->resume, "Continue run RUN with its stored population and options");
+  cmd->add_option("--events", a->events, "Machine-readable events: --events jsonl FILE")->expected(1, 2);
+  cmd->add_option("--llm", a->llm_mode, "LLM answers: live, cache (default) or replay (offline)");
+  cmd->add_option("-c,--config", a->config_file, "TOML file: [llm] table (docs/LLM.md) and [evolve] table")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--set", a->overrides, "Override an LLM config key, e.g. --set budget.max_cost_usd=2");
+  cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
+  cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
+  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  cmd->add_flag("--quiet", a->quiet, "No status line");
+  cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
+  cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });
+
+  auto* runs = app.add_subcommand("runs", "List the runs in the run database");
+  auto runs_db = std::make_shared<std::string>();
+  runs->add_option("--db", *runs_db, "Run database");
+  runs->callback([runs_db, &exit_code] { exit_code = runs_cmd(*runs_db); });
+
+  auto* show = app.add_subcommand("show", "A run: per-candidate outcomes, held-out verification, lineage, best kernel");
+  struct ShowArgs {
+    std::string db;
+    int64_t run = 0, candidate = 0;
+    bool json = false;
+  };
+  auto sa = std::make_shared<ShowArgs>();
+  show->add_option("run", sa->run, "Run id (kevo runs)")->required();
+  show->add_option("--db", sa->db, "Run database");
+  show->add_option("--candidate", sa->candidate, "Show one candidate: prompt, answer, source, verdict");
+  show->add_flag("--json", sa->json, "JSON output");
+  show->callback([sa, &exit_code] { exit_code = show_cmd(sa->db, sa->run, sa->candidate, sa->json); });
+
+  auto* ex = app.add_subcommand("export", "Write a run's winning kernel as a standalone .cu with a host example");
+  struct ExportArgs {
+    std::string db, out, config, arch = "sm_90";
+    int64_t run = 0, candidate = 0;
+  };
+  auto ea = std::make_shared<ExportArgs>();
+  ex->add_option("run", ea->run, "Run id (kevo runs)")->required();
+  ex->add_option("--db", ea->db, "Run database");
+  ex->add_option("-o,--out", ea->out, "Output directory (default kevo-export-TASK-runN)");
+  ex->add_option("--candidate", ea->candidate, "Export this candidate instead of the winner");
+  ex->add_option("--shape", ea->config, "Visible config the host example uses (default: the timed one)");
+  ex->add_option("--arch", ea->arch, "Architecture in the build command");
+  ex->callback([ea, &exit_code] {
+    exit_code = export_cmd(ea->db, ea->run, ea->candidate, ea->out, ea->config, ea->arch);
+  });
+}
+
 }  // namespace kevo::cli

@@ -1,0 +1,755 @@
+#include "evolve/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <future>
+#include <list>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "compile/cache.h"
+#include "evolve/features.h"
+#include "evolve/population.h"
+#include "evolve/proposal.h"
+#include "evolve/task_context.h"
+#include "evolve/tuning.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace kevo::evolve {
+
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+json Budgets::to_json() const {
+  json j = {{"max_candidates", max_candidates}};
+  if (max_calls) j["max_calls"] = *max_calls;
+  if (max_tokens) j["max_tokens"] = *max_tokens;
+  if (max_usd) j["max_usd"] = *max_usd;
+  if (max_minutes) j["max_minutes"] = *max_minutes;
+  return j;
+}
+
+Budgets Budgets::from_json(const json& j) {
+  Budgets b;
+  if (!j.is_object()) return b;
+  b.max_candidates = j.value("max_candidates", b.max_candidates);
+  if (j.contains("max_calls")) b.max_calls = j["max_calls"].get<int64_t>();
+  if (j.contains("max_tokens")) b.max_tokens = j["max_tokens"].get<int64_t>();
+  if (j.contains("max_usd")) b.max_usd = j["max_usd"].get<double>();
+  if (j.contains("max_minutes")) b.max_minutes = j["max_minutes"].get<double>();
+  return b;
+}
+
+Result<EngineOptions> options_of_run(const store::RunRow& run) {
+  json j = json::parse(run.config_json, nullptr, false);
+  if (!j.is_object()) return fail("run {}: its stored configuration is not JSON", run.id);
+  EngineOptions o;
+  auto s = StrategyConfig::from_json(j.value("strategy", json::object()));
+  if (!s) return s.unexpected();
+  o.strategy = *s;
+  o.budgets = Budgets::from_json(j.value("budgets", json::object()));
+  o.seed = j.value("seed", uint64_t{0});
+  o.eval.seeds = j.value("eval_seeds", o.eval.seeds);
+  o.eval.time_budget_s = j.value("eval_time_budget_s", o.eval.time_budget_s);
+  return o;
+}
+
+std::string offline_note(bool found_tunables) {
+  std::string head =
+      found_tunables
+          ? "No LLM configured: kevo searched the constants the kernel marks tunable "
+            "(// kevo: tune NAME in {...})."
+          : "No LLM configured and the baseline marks no tunable constants "
+            "(annotate one: #define BLOCK 256  // kevo: tune BLOCK in {128, 256, 512}).";
+  return head +
+         " A model would do much more: rewrite the kernel, fuse, vectorize, use tensor cores. "
+         "Configure one with --model (e.g. --model anthropic:claude-sonnet-4-5 with "
+         "ANTHROPIC_API_KEY set, or --model http://localhost:8000/v1#qwen2.5-coder-32b for a "
+         "local server) or an [llm] table in --config; see docs/LLM.md.";
+}
+
+namespace {
+
+double since(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
+
+json baseline_summary(const Verdict& v, bool fake) {
+  json j = {{"outcome", outcome_name(v.outcome)}, {"reason", v.reason}, {"message", v.message},
+            {"fake_evaluator", fake}};
+  if (v.device) j["gpu"] = v.device->name;
+  if (v.compile) j["arch"] = v.compile->arch_used;
+  if (v.timing) {
+    j["time_ms"] = v.timing->candidate.median;
+    j["sol_floor_ms"] = v.timing->floor.floor_ms;
+    j["sol_bound"] = v.timing->floor.bound ? v.timing->floor.bound : "";
+  }
+  return j;
+}
+
+Verdict verdict_from_summary(const json& j) {
+  Verdict v;
+  if (j.contains("gpu")) v.device = DeviceCeilings{.name = j.value("gpu", "")};
+  if (j.contains("arch")) v.compile = CompileResult{.ok = true, .arch_used = j.value("arch", "")};
+  if (j.contains("time_ms")) {
+    Timing t;
+    t.candidate.median = j.value("time_ms", 0.0);
+    t.floor.floor_ms = j.value("sol_floor_ms", 0.0);
+    t.floor.bound = j.value("sol_bound", "") == "compute" ? "compute" : "memory";
+    v.timing = t;
+  }
+  return v;
+}
+
+Member member_of(const store::CandidateRow& r) {
+  Member m;
+  m.id = r.id;
+  m.speed = {r.speedup, r.speedup_lo, r.speedup_hi};
+  m.island = r.island;
+  m.generation = r.generation;
+  m.cell = KernelFeatures::from_json(json::parse(r.features_json, nullptr, false)).cell();
+  return m;
+}
+
+bool is_valid(const store::CandidateRow& r) { return r.outcome == "pass" && r.speedup > 0; }
+
+std::string first_mismatch(const Verdict& v) {
+  for (const auto& c : v.configs)
+    if (!c.ok && !c.detail.empty()) return c.detail;
+  return v.message;
+}
+
+std::string clip(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n) + "\n[... trimmed]";
+  return s;
+}
+
+// Everything one run keeps while it goes.
+struct State {
+  store::RunRow row;
+  EngineOptions opts;
+  TaskContext ctx;
+  Population pop{PopulationConfig{}};
+  std::map<int64_t, store::CandidateRow> rows;  // every candidate of the run, by id
+  std::vector<int64_t> order;                   // completion order
+  int seq = 0, valid = 0, since_best = 0, infra_in_row = 0, llm_fail_in_row = 0;
+  int64_t calls = 0, tokens = 0, next_job = 1;
+  double cost = 0, gpu_s = 0;
+  std::deque<Job> repairs;
+  std::mt19937_64 rng;
+  SteadyClock::time_point t0 = SteadyClock::now();
+  std::string stop;       // why no new proposal starts
+  bool hard_stop = false;  // in-flight proposals are discarded, not evaluated
+};
+
+class Runner {
+ public:
+  Runner(const Task& task, CandidateEvaluator& ev, store::RunDb& db, llm::LlmClient* llm, llm::Ensemble* ens,
+         const llm::CancelToken& user_cancel, EventSink* events, const std::function<void(const Progress&)>& progress,
+         State& s)
+      : task_(task), ev_(ev), db_(db), llm_(llm), ens_(ens), user_cancel_(user_cancel), events_(events),
+        progress_(progress), s_(s) {}
+
+  void emit(const std::string& kind, const json& data) {
+    if (events_) events_->emit(s_.row.id, kind, data);
+    (void)db_.add_event(s_.row.id, kind, data.dump());
+  }
+
+  Progress progress(int in_flight) const {
+    Progress p;
+    p.run_id = s_.row.id;
+    p.done = s_.seq;
+    p.budget = s_.opts.budgets.max_candidates;
+    p.valid = s_.valid;
+    p.in_flight = in_flight;
+    p.best_speedup = s_.pop.best() ? s_.pop.best()->speed.value : 0;
+    p.tokens = s_.tokens;
+    p.cost_usd = s_.cost;
+    p.elapsed_s = since(s_.t0);
+    p.gpu_busy = p.elapsed_s > 0 ? std::min(1.0, s_.gpu_s / p.elapsed_s) : 0;
+    return p;
+  }
+  void report(int in_flight) {
+    if (progress_) progress_(progress(in_flight));
+  }
+
+  // Rebuilds counters and the population from the stored candidates, in completion order, so a
+  // resumed run continues with the population it had.
+  Status replay() {
+    auto cands = db_.candidates(s_.row.id);
+    if (!cands) return cands.unexpected();
+    for (auto& c : *cands) {
+      s_.seq = std::max(s_.seq, c.seq);
+      if (is_valid(c)) {
+        ++s_.valid;
+        if (s_.pop.offer(member_of(c))) s_.since_best = 0;
+        else ++s_.since_best;
+      } else {
+        ++s_.since_best;
+      }
+      s_.pop.note_completed();
+      s_.order.push_back(c.id);
+      s_.rows[c.id] = std::move(c);
+    }
+    auto t = db_.totals(s_.row.id);
+    if (!t) return t.unexpected();
+    s_.calls = t->llm_calls;
+    s_.tokens = t->tokens;
+    s_.cost = t->cost_usd;
+    s_.next_job = t->llm_calls + 1;
+    return {};
+  }
+
+  // Why no new proposal may start now ("" = it may).
+  std::string blocked(size_t in_flight) const {
+    const Budgets& b = s_.opts.budgets;
+    if (user_cancel_.cancelled()) return "interrupted";
+    if (s_.seq + static_cast<int>(in_flight) >= b.max_candidates) return "budget_candidates";
+    if (b.max_calls && s_.calls >= *b.max_calls) return "budget_calls";
+    if (b.max_tokens && s_.tokens >= *b.max_tokens) return "budget_tokens";
+    if (b.max_usd && s_.cost >= *b.max_usd) return "budget_usd";
+    if (b.max_minutes && since(s_.t0) >= *b.max_minutes * 60) return "budget_minutes";
+    if (s_.opts.strategy.stagnation > 0 && s_.since_best >= s_.opts.strategy.stagnation) return "stagnation";
+    return {};
+  }
+
+  std::vector<SolutionView> views(const std::vector<Member>& ms) const {
+    std::vector<SolutionView> out;
+    for (const auto& m : ms) {
+      auto it = s_.rows.find(m.id);
+      if (it == s_.rows.end()) continue;
+      const auto& r = it->second;
+      out.push_back({r.id, r.name, r.rationale, r.source, r.speedup, r.time_ms});
+    }
+    return out;
+  }
+
+  std::vector<InsightView> insights() const {
+    std::vector<InsightView> out;
+    for (auto it = s_.order.rbegin(); it != s_.order.rend(); ++it) {
+      if (static_cast<int>(out.size()) >= s_.opts.strategy.insights_shown) break;
+      const auto& r = s_.rows.at(*it);
+      if (r.rationale.empty()) continue;
+      out.push_back({r.id, r.name, r.rationale, r.outcome, r.speedup});
+    }
+    return out;
+  }
+
+  Op choose_op() {
+    const auto& ops = s_.opts.strategy.operators;
+    std::vector<double> w;
+    for (const auto& [op, weight] : ops) w.push_back(weight);
+    if (w.empty()) return Op::kMutate;
+    std::discrete_distribution<size_t> d(w.begin(), w.end());
+    return ops[d(s_.rng)].first;
+  }
+
+  Job next_job() {
+    const StrategyConfig& st = s_.opts.strategy;
+    PromptInput in;
+    in.ctx = &s_.ctx;
+    Job j;
+    if (!s_.repairs.empty()) {
+      j = std::move(s_.repairs.front());
+      s_.repairs.pop_front();
+      in.op = Op::kRepair;
+      in.failed_source = j.base_source;
+      in.feedback = j.prompt.user;  // the feedback travels in the queued job until now
+    } else if (s_.pop.empty()) {
+      j.op = Op::kInit;  // until a first valid candidate exists, everything starts from the baseline
+      j.generation = 1;
+    } else {
+      j.op = choose_op();
+      j.island = st.population.kind == PolicyKind::kIslands ? s_.pop.next_island() : 0;
+      int k = 1;
+      if (j.op == Op::kCrossover) k = 2;
+      else if (j.op == Op::kRewrite) k = st.info.solutions ? st.solutions_shown : 0;
+      else if (j.op == Op::kMutate) k = st.info.solutions ? std::max(1, st.solutions_shown) : 1;
+      auto parents = s_.pop.select(k, j.island, s_.rng);
+      if (j.op == Op::kCrossover && parents.size() < 2) j.op = Op::kMutate;
+      if (parents.empty() && j.op != Op::kRewrite) j.op = Op::kInit;
+      if (j.op == Op::kRewrite) {
+        in.parents = views(parents);  // background only; no lineage from a rewrite
+      } else if (!parents.empty()) {
+        in.parents = views(parents);
+        size_t n = j.op == Op::kCrossover ? 2 : 1;  // lineage: the operator's real inputs
+        for (size_t i = 0; i < n && i < parents.size(); ++i) {
+          j.parents.push_back(parents[i].id);
+          j.generation = std::max(j.generation, parents[i].generation + 1);
+        }
+        j.parent_speedup = parents[0].speed.value;
+        j.base_source = s_.rows.at(parents[0].id).source;
+      }
+      if (j.generation == 0) j.generation = 1;
+    }
+    in.op = j.op;
+    if (st.info.insights) in.insights = insights();
+    j.no = s_.next_job++;
+    j.prompt = build_prompt(st, in);
+    return j;
+  }
+
+  void queue_repair(const store::CandidateRow& failed, const std::string& source, std::string feedback) {
+    if (failed.repair_round >= s_.opts.strategy.repair_rounds) return;
+    Job j;
+    j.op = Op::kRepair;
+    j.parents = {failed.id};
+    j.base_source = source;
+    j.prompt.user = clip(scrub_held_out(std::move(feedback), task_), 4000);
+    j.repair_round = failed.repair_round + 1;
+    j.island = failed.island;
+    j.generation = failed.generation + 1;
+    j.parent_speedup = 1.0;
+    s_.repairs.push_back(std::move(j));
+  }
+
+  store::LlmCallRow call_row(const Proposal& p, const std::string& error) const {
+    store::LlmCallRow c;
+    c.run_id = s_.row.id;
+    c.model = p.llm_ok ? p.response.model : (llm_ ? llm_->name() : "");
+    c.purpose = to_string(p.job.op);
+    c.input_tokens = p.response.usage.input_tokens;
+    c.output_tokens = p.response.usage.output_tokens;
+    c.cost_usd = p.response.cost_usd;
+    c.latency_s = p.response.latency_s;
+    c.from_cache = p.response.from_cache;
+    c.error = error;
+    return c;
+  }
+
+  // Stores a completed candidate, updates the population and the best; returns the stored row.
+  Result<store::CandidateRow> record(store::CandidateRow c, const std::vector<store::LlmCallRow>& calls) {
+    c.run_id = s_.row.id;
+    c.seq = ++s_.seq;
+    bool valid = is_valid(c);
+    Member m = member_of(c);
+    bool new_best = valid && (!s_.pop.best() || confidently_faster(m.speed, s_.pop.best()->speed));
+    c.accepted = new_best;
+    if (auto st = db_.add_candidate(c, calls); !st) {
+      --s_.seq;
+      return st.unexpected();
+    }
+    m.id = c.id;
+    if (valid) {
+      ++s_.valid;
+      s_.pop.offer(m);
+    }
+    s_.since_best = new_best ? 0 : s_.since_best + 1;
+    bool migrated = s_.pop.note_completed();
+    s_.order.push_back(c.id);
+    s_.rows[c.id] = c;
+    emit("candidate", {{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents},
+                       {"model", c.model}, {"outcome", c.outcome}, {"reason", c.reason},
+                       {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
+                       {"generation", c.generation}, {"island", c.island}, {"accepted", c.accepted}});
+    if (new_best) {
+      s_.row.best_candidate = c.id;
+      s_.row.best_speedup = c.speedup;
+      (void)db_.update_run(s_.row);
+      emit("new_best", {{"candidate", c.id}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}}});
+    }
+    if (migrated) emit("migration", {{"completed", s_.pop.completed()}});
+    return c;
+  }
+
+  store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source) {
+    store::CandidateRow c;
+    c.source = source;
+    c.outcome = outcome_name(v.outcome);
+    c.reason = v.reason;
+    c.message = v.message;
+    if (v.compile) {
+      json cj = *v.compile;
+      cj.erase("log");  // the full compiler log is large; diagnostics keep what matters
+      c.compile_json = cj.dump();
+    }
+    c.verdict_json = v.to_json().dump();
+    KernelFeatures f = extract_features(source, v.compile ? v.compile->kernels : std::vector<KernelResources>{},
+                                        v.compile.has_value());
+    c.features_json = f.to_json().dump();
+    json flags = json::array();
+    for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason}, {"detail", fl.detail}});
+    c.flags_json = flags.dump();
+    if (v.outcome == Outcome::Pass && v.timing) {
+      c.time_ms = v.timing->candidate.median;
+      c.speedup = v.timing->speedup.value;
+      c.speedup_lo = v.timing->speedup.lo;
+      c.speedup_hi = v.timing->speedup.hi;
+    }
+    return c;
+  }
+
+  Verdict evaluate_file(const std::filesystem::path& file) {
+    EvalOptions o = s_.opts.eval;
+    o.visible_only = true;  // held-out configs are for re-verification only
+    o.held_out_only = false;
+    o.baseline_mode = false;
+    o.time = true;
+    auto t = SteadyClock::now();
+    Verdict v = ev_.evaluate(task_, file, o);
+    s_.gpu_s += since(t);
+    return v;
+  }
+
+  void stop_with(const std::string& why, bool hard) {
+    if (s_.stop.empty()) s_.stop = why;
+    if (hard) {
+      s_.hard_stop = true;
+      inner_cancel_.cancel();
+    }
+  }
+
+  Status handle(Proposal p) {
+    if (!p.llm_ok) {
+      ++s_.calls;  // counted at launch as reserved; failures stay counted (they may be billed)
+      KEVO_TRY(db_.add_llm_call(call_row(p, p.llm_error)));
+      switch (p.error_kind) {
+        case llm::ErrorKind::kCancelled: break;
+        case llm::ErrorKind::kBudget: stop_with("budget_llm", false); break;
+        case llm::ErrorKind::kReplayMiss: stop_with("replay_exhausted", false); break;
+        case llm::ErrorKind::kFatal: stop_with("llm_fatal: " + p.llm_error, true); break;
+        default:
+          emit("llm_error", {{"error", p.llm_error}});
+          if (++s_.llm_fail_in_row >= s_.opts.max_llm_failures_in_row)
+            stop_with(fmt::format("llm_failures: {} in a row, last: {}", s_.llm_fail_in_row, p.llm_error), false);
+      }
+      return {};
+    }
+    ++s_.calls;
+    s_.llm_fail_in_row = 0;
+    s_.tokens += p.response.usage.total();
+    s_.cost += p.response.cost_usd;
+    if (s_.hard_stop) {  // answered, but the run is stopping: keep the accounting only
+      KEVO_TRY(db_.add_llm_call(call_row(p, "discarded: run stopping")));
+      return {};
+    }
+    store::CandidateRow c;
+    std::string repair_feedback, repair_source;
+    if (!p.invalid_reason.empty()) {
+      c.source = p.source;
+      c.outcome = "invalid_answer";
+      c.reason = p.invalid_reason;
+      c.message = clip(p.invalid_message, 2000);
+      c.features_json = "{}";
+      c.flags_json = "[]";
+      repair_feedback = p.invalid_message;
+      repair_source = p.job.base_source;
+    } else {
+      Verdict v = evaluate_file(p.file);
+      c = row_from_verdict(v, p.source);
+      if (v.outcome == Outcome::CompileError) {
+        repair_feedback = "The compiler said:\n" + (v.compile ? v.compile->diagnostics : v.message);
+      } else if (v.outcome == Outcome::Incorrect) {
+        repair_feedback = "The kernel compiled but produced wrong results. First mismatch:\n" + first_mismatch(v);
+      }
+      repair_source = p.source;
+      if (v.outcome == Outcome::InfraError) {
+        if (++s_.infra_in_row >= 3) stop_with("infra_error: " + v.message, true);
+      } else {
+        s_.infra_in_row = 0;
+      }
+    }
+    c.op = to_string(p.job.op);
+    c.parents = p.job.parents;
+    c.generation = p.job.generation;
+    c.island = p.job.island;
+    c.repair_round = p.job.repair_round;
+    c.model = p.response.model;
+    c.prompt = p.job.prompt.system + "\n\n" + p.job.prompt.user;
+    c.answer = p.response.text;
+    c.name = p.name;
+    c.rationale = p.rationale;
+    auto stored = record(std::move(c), {call_row(p, "")});
+    if (!stored) return stored.unexpected();
+    if (ens_) {
+      bool improved = is_valid(*stored) && stored->speedup > p.job.parent_speedup;
+      ens_->reward(stored->model, improved ? 1.0 : 0.0);
+    }
+    if (!repair_feedback.empty() && s_.opts.strategy.repair_rounds > 0) queue_repair(*stored, repair_source, repair_feedback);
+    return {};
+  }
+
+  Status evolve() {
+    std::list<std::future<Proposal>> inflight;
+    auto last_report = SteadyClock::now();
+    while (true) {
+      while (s_.stop.empty() && inflight.size() < static_cast<size_t>(std::max(1, s_.opts.strategy.parallel))) {
+        std::string why = blocked(inflight.size());
+        if (!why.empty()) {
+          // Budgets reached with proposals still in flight: those finish; nothing new starts.
+          if (why == "interrupted" || why == "budget_minutes") stop_with(why, true);
+          else if (inflight.empty()) stop_with(why, false);
+          break;
+        }
+        if (s_.opts.budgets.max_calls && s_.calls + static_cast<int64_t>(inflight.size()) >= *s_.opts.budgets.max_calls)
+          break;  // the calls in flight may still fail and free their place
+        Job j = next_job();
+        inflight.push_back(std::async(std::launch::async, [this, j = std::move(j)]() mutable {
+          return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_);
+        }));
+      }
+      if (inflight.empty()) break;
+      // Wait for any ready proposal; the GPU (this thread) takes them one at a time.
+      std::optional<Proposal> ready;
+      while (!ready) {
+        for (auto it = inflight.begin(); it != inflight.end(); ++it) {
+          if (it->wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
+            ready = it->get();
+            inflight.erase(it);
+            break;
+          }
+        }
+        if (ready) break;
+        if (user_cancel_.cancelled()) stop_with("interrupted", true);
+        if (s_.opts.budgets.max_minutes && since(s_.t0) >= *s_.opts.budgets.max_minutes * 60)
+          stop_with("budget_minutes", true);
+        if (since(last_report) > 1.0) {
+          report(static_cast<int>(inflight.size()));
+          last_report = SteadyClock::now();
+        }
+        inflight.front().wait_for(std::chrono::milliseconds(20));
+      }
+      if (user_cancel_.cancelled()) stop_with("interrupted", true);
+      KEVO_TRY(handle(std::move(*ready)));
+      report(static_cast<int>(inflight.size()));
+      last_report = SteadyClock::now();
+    }
+    return {};
+  }
+
+  // No model: every combination of the annotated constants of the baseline, evaluated in turn,
+  // compiles warmed ahead on other threads.
+  Status tune(std::string* note) {
+    auto src = read_file(task_.baseline_path());
+    if (!src) return src.unexpected();
+    auto variants = enumerate_variants(*src, static_cast<size_t>(std::max(0, s_.opts.budgets.max_candidates)));
+    if (!variants) return fail("tuning annotations in {}: {}", task_.baseline_path().string(), variants.error().message);
+    bool any = !variants->empty() && !variants->front().assignment.empty();
+    *note = offline_note(any);
+    if (!any) {
+      stop_with("nothing_to_tune", false);
+      return {};
+    }
+    std::map<std::string, bool> done;
+    for (const auto& [id, r] : s_.rows) done[r.source] = true;
+    std::vector<Variant> todo;
+    for (auto& v : *variants)
+      if (!done.count(v.source)) todo.push_back(std::move(v));
+    std::deque<std::future<void>> warming;
+    size_t warmed = 0;
+    for (size_t i = 0; i < todo.size(); ++i) {
+      while (warmed < todo.size() && warmed < i + static_cast<size_t>(std::max(1, s_.opts.strategy.parallel))) {
+        const std::string& text = todo[warmed].source;
+        warming.push_back(std::async(std::launch::async, [this, &text] { ev_.warm(task_, text); }));
+        ++warmed;
+      }
+      std::string why = blocked(0);
+      if (!why.empty()) {
+        stop_with(why, why == "interrupted");
+        break;
+      }
+      auto file = work_dir_ / fmt::format("tune{}.cu", s_.seq + 1);
+      KEVO_TRY(write_file_atomic(file, todo[i].source));
+      Verdict v = evaluate_file(file);
+      store::CandidateRow c = row_from_verdict(v, todo[i].source);
+      c.op = to_string(Op::kTune);
+      c.name = todo[i].label();
+      c.rationale = "offline tuning: " + todo[i].label();
+      c.generation = 1;
+      auto stored = record(std::move(c), {});
+      if (!stored) return stored.unexpected();
+      report(0);
+    }
+    for (auto& f : warming) f.wait();
+    if (s_.stop.empty()) stop_with("tuning_done", false);
+    return {};
+  }
+
+  // The winner on held-out configurations with a fresh seed, re-timed. If the best fails, the
+  // next fastest valid candidates are tried; the outcome says which happened.
+  void verify(RunOutcome& out) {
+    std::vector<const store::CandidateRow*> order;
+    if (s_.pop.best()) order.push_back(&s_.rows.at(s_.pop.best()->id));
+    std::vector<const store::CandidateRow*> rest;
+    for (const auto& [id, r] : s_.rows)
+      if (is_valid(r) && (order.empty() || id != order[0]->id)) rest.push_back(&r);
+    std::stable_sort(rest.begin(), rest.end(), [](auto* a, auto* b) { return a->speedup > b->speedup; });
+    for (size_t i = 0; i < rest.size() && static_cast<int>(i) < s_.opts.strategy.verify_fallbacks; ++i)
+      order.push_back(rest[i]);
+    for (const auto* r : order) {
+      if (user_cancel_.cancelled()) return;
+      auto file = work_dir_ / fmt::format("verify{}.cu", r->id);
+      if (!write_file_atomic(file, r->source)) continue;
+      EvalOptions o = s_.opts.eval;
+      o.held_out_only = true;
+      o.visible_only = false;
+      o.time = true;
+      o.seed.reset();  // fresh inputs: nothing the search saw
+      auto t = SteadyClock::now();
+      Verdict v = ev_.evaluate(task_, file, o);
+      s_.gpu_s += since(t);
+      VerifyAttempt a{r->id, outcome_name(v.outcome), v.reason, v.message};
+      if (v.timing) a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
+      out.verification.push_back(a);
+      emit("verified", {{"candidate", r->id}, {"outcome", a.outcome}, {"reason", a.reason},
+                        {"message", a.message}, {"speedup", a.speedup}});
+      if (v.outcome == Outcome::Pass) {
+        out.winner = r->id;
+        out.winner_speedup = a.speedup;
+        return;
+      }
+      if (r == order[0] && s_.pop.best() && r->id == s_.pop.best()->id) out.best_failed_held_out = true;
+    }
+  }
+
+  void set_work_dir(std::filesystem::path p) { work_dir_ = std::move(p); }
+
+ private:
+  const Task& task_;
+  CandidateEvaluator& ev_;
+  store::RunDb& db_;
+  llm::LlmClient* llm_;
+  llm::Ensemble* ens_;
+  const llm::CancelToken& user_cancel_;
+  EventSink* events_;
+  const std::function<void(const Progress&)>& progress_;
+  State& s_;
+  llm::CancelToken inner_cancel_;  // fired on Ctrl-C and on hard stops; the workers watch it
+  std::filesystem::path work_dir_;
+};
+
+}  // namespace
+
+Engine::Engine(const Task& task, CandidateEvaluator& evaluator, store::RunDb& db, llm::LlmClient* llm,
+               llm::Ensemble* ensemble, const llm::CancelToken& cancel)
+    : task_(task), evaluator_(evaluator), db_(db), llm_(llm), ensemble_(ensemble), cancel_(cancel) {}
+
+Result<RunOutcome> Engine::start(const EngineOptions& opts) {
+  store::RunRow row;
+  row.task = task_.name;
+  row.task_dir = std::filesystem::absolute(task_.dir).string();
+  row.strategy = llm_ ? opts.strategy.name : "offline-tuning";
+  json cfg = {{"strategy", opts.strategy.to_json()},
+              {"budgets", opts.budgets.to_json()},
+              {"seed", opts.seed},
+              {"eval_seeds", opts.eval.seeds},
+              {"eval_time_budget_s", opts.eval.time_budget_s},
+              {"llm", llm_ ? llm_->name() : ""},
+              {"fake_evaluator", evaluator_.is_fake()}};
+  row.config_json = cfg.dump();
+  auto id = db_.create_run(row);
+  if (!id) return id.unexpected();
+  row.id = *id;
+  return run(std::move(row), opts, false);
+}
+
+Result<RunOutcome> Engine::resume(int64_t run_id, const EngineOptions& opts) {
+  auto row = db_.get_run(run_id);
+  if (!row) return row.unexpected();
+  if (row->task != task_.name)
+    return fail("run {} is for task '{}', not '{}'", run_id, row->task, task_.name);
+  return run(std::move(*row), opts, true);
+}
+
+Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, bool resumed) {
+  State s;
+  s.row = std::move(row);
+  s.opts = opts;
+  s.pop = Population(opts.strategy.population);
+  s.rng.seed(opts.seed ? opts.seed : std::random_device{}());
+  s.row.status = store::RunStatus::kRunning;
+  s.row.stop_reason.clear();
+  if (resumed) {  // budgets given now (e.g. a larger one) stay with the run for the next resume
+    json cfg = json::parse(s.row.config_json, nullptr, false);
+    if (cfg.is_object()) {
+      cfg["budgets"] = opts.budgets.to_json();
+      s.row.config_json = cfg.dump();
+    }
+  }
+  Runner r(task_, evaluator_, db_, llm_, ensemble_, cancel_, events_, progress_, s);
+  std::filesystem::path work = opts.work_dir;
+  if (work.empty()) work = std::filesystem::path(db_.path().string() + ".work");
+  work /= fmt::format("run-{}", s.row.id);
+  std::error_code ec;
+  std::filesystem::create_directories(work, ec);
+  if (ec) return fail("cannot create {}: {}", work.string(), ec.message());
+  r.set_work_dir(work);
+
+  RunOutcome out;
+  out.run_id = s.row.id;
+  out.fake_evaluator = evaluator_.is_fake();
+  auto finish = [&](store::RunStatus st, const std::string& why) -> Result<RunOutcome> {
+    s.row.status = st;
+    s.row.stop_reason = why;
+    KEVO_TRY(db_.update_run(s.row));
+    out.status = st;
+    out.stop_reason = why;
+    out.candidates = s.seq;
+    out.valid = s.valid;
+    out.best_candidate = s.pop.best() ? s.pop.best()->id : 0;
+    out.best_speedup = s.pop.best() ? s.pop.best()->speed.value : 0;
+    out.wall_s = since(s.t0);
+    out.gpu_busy = out.wall_s > 0 ? std::min(1.0, s.gpu_s / out.wall_s) : 0;
+    out.note = s.row.note;
+    r.emit("finished", {{"status", store::to_string(st)}, {"stop_reason", why}, {"candidates", out.candidates},
+                        {"valid", out.valid}, {"best_candidate", out.best_candidate},
+                        {"best_speedup", out.best_speedup}, {"winner", out.winner},
+                        {"best_failed_held_out", out.best_failed_held_out}, {"gpu_busy", out.gpu_busy}});
+    r.report(0);
+    return out;
+  };
+
+  // The baseline: its time and the device go into every prompt (I1).
+  json base;
+  if (resumed && !s.row.baseline_json.empty()) {
+    base = json::parse(s.row.baseline_json, nullptr, false);
+  } else {
+    EvalOptions o = opts.eval;
+    o.visible_only = true;
+    o.time = true;
+    auto t = SteadyClock::now();
+    Verdict bv = evaluator_.evaluate_baseline(task_, o);
+    s.gpu_s += since(t);
+    base = baseline_summary(bv, evaluator_.is_fake());
+    s.row.baseline_json = base.dump();
+    if (bv.outcome != Outcome::Pass) {
+      s.row.note = "the task's baseline fails: " + bv.message;
+      return finish(store::RunStatus::kFailed, "baseline_failed");
+    }
+  }
+  s.ctx = make_task_context(task_, verdict_from_summary(base), evaluator_.cuda_version(), load_abi_text());
+  KEVO_TRY(db_.update_run(s.row));
+  KEVO_TRY(r.replay());
+  r.emit(resumed ? "run_resumed" : "run_started",
+         {{"task", task_.name}, {"strategy", s.row.strategy}, {"completed", s.seq},
+          {"budget", opts.budgets.max_candidates}, {"baseline", base}});
+
+  if (llm_) {
+    KEVO_TRY(r.evolve());
+  } else {
+    std::string note;
+    KEVO_TRY(r.tune(&note));
+    s.row.note = note;
+  }
+  if (cancel_.cancelled() || s.stop == "interrupted") return finish(store::RunStatus::kInterrupted, "interrupted");
+  r.verify(out);
+  if (cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, "interrupted");
+  json fin = json::object();
+  fin["winner"] = out.winner;
+  fin["winner_speedup"] = out.winner_speedup;
+  fin["best_failed_held_out"] = out.best_failed_held_out;
+  json att = json::array();
+  for (const auto& a : out.verification)
+    att.push_back({{"candidate", a.candidate}, {"outcome", a.outcome}, {"reason", a.reason},
+                   {"message", a.message}, {"speedup", a.speedup}, {"speedup_ci", {a.speedup_lo, a.speedup_hi}}});
+  fin["attempts"] = att;
+  s.row.final_json = fin.dump();
+  bool failed = s.stop.rfind("llm_fatal", 0) == 0 || s.stop.rfind("infra_error", 0) == 0;
+  return finish(failed ? store::RunStatus::kFailed : store::RunStatus::kFinished, s.stop);
+}
+
+}  // namespace kevo::evolve

@@ -1,0 +1,104 @@
+// The evolution engine: one loop, every strategy a configuration of it (strategy.h).
+//
+// Pipeline: up to `parallel` proposals run on worker threads (LLM call, answer parsing, edits,
+// compile-cache warm-up, so compiles run in parallel); this thread evaluates the ready
+// candidates one at a time (the GPU is serial), records each in the run database in its own
+// transaction, updates the population and the noise-aware best, and starts new proposals. At
+// the end the winner is re-verified on the held-out configurations with a fresh seed and
+// re-timed; a winner that fails there is reported as such, and runners-up are tried.
+//
+// With no model, the engine tunes the constants the baseline marks `// kevo: tune` (tuning.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "evolve/candidate_evaluator.h"
+#include "evolve/events.h"
+#include "evolve/strategy.h"
+#include "llm/cancel.h"
+#include "llm/client.h"
+#include "llm/ensemble.h"
+#include "store/run_db.h"
+
+namespace kevo::evolve {
+
+struct Budgets {
+  int max_candidates = 45;             // completed candidates (evaluated or invalid answers)
+  std::optional<int64_t> max_calls;    // LLM calls started
+  std::optional<int64_t> max_tokens;   // input + output tokens
+  std::optional<double> max_usd;
+  std::optional<double> max_minutes;   // wall time of this session
+  nlohmann::json to_json() const;
+  static Budgets from_json(const nlohmann::json& j);
+};
+
+struct EngineOptions {
+  StrategyConfig strategy;
+  Budgets budgets;
+  EvalOptions eval;                    // seeds, time budget, timeouts; held-out flags are set here
+  uint64_t seed = 0;                   // parent and operator choices; 0: random
+  std::filesystem::path work_dir;      // candidate files; empty: beside the database
+  int max_llm_failures_in_row = 8;     // transient failures/refusals before the run stops
+};
+
+struct VerifyAttempt {
+  int64_t candidate = 0;
+  std::string outcome, reason, message;
+  double speedup = 0, speedup_lo = 0, speedup_hi = 0;
+};
+
+struct RunOutcome {
+  int64_t run_id = 0;
+  store::RunStatus status = store::RunStatus::kRunning;
+  std::string stop_reason;
+  int candidates = 0, valid = 0;
+  int64_t best_candidate = 0;  // the noise-aware best on the visible configs
+  double best_speedup = 0;
+  int64_t winner = 0;          // the candidate that passed held-out re-verification (0: none)
+  double winner_speedup = 0;   // re-timed
+  bool best_failed_held_out = false;
+  std::vector<VerifyAttempt> verification;
+  double gpu_busy = 0, wall_s = 0;
+  std::string note;  // e.g. the offline-tuning message
+  bool fake_evaluator = false;
+};
+
+// The options a run was started with (stored in its config), for --resume.
+Result<EngineOptions> options_of_run(const store::RunRow& run);
+
+class Engine {
+ public:
+  // llm may be null: offline tuning. ensemble (optional) receives the model-bandit rewards.
+  Engine(const Task& task, CandidateEvaluator& evaluator, store::RunDb& db, llm::LlmClient* llm,
+         llm::Ensemble* ensemble, const llm::CancelToken& cancel);
+
+  void set_events(EventSink* sink) { events_ = sink; }
+  void set_progress(std::function<void(const Progress&)> f) { progress_ = std::move(f); }
+
+  Result<RunOutcome> start(const EngineOptions& opts);
+  // Continues a stored run with its population rebuilt from the database.
+  Result<RunOutcome> resume(int64_t run_id, const EngineOptions& opts);
+
+ private:
+  Result<RunOutcome> run(store::RunRow row, const EngineOptions& opts, bool resumed);
+
+  const Task& task_;
+  CandidateEvaluator& evaluator_;
+  store::RunDb& db_;
+  llm::LlmClient* llm_;
+  llm::Ensemble* ensemble_;
+  const llm::CancelToken& cancel_;
+  EventSink* events_ = nullptr;
+  std::function<void(const Progress&)> progress_;
+};
+
+// The message shown when no model is configured.
+std::string offline_note(bool found_tunables);
+
+}  // namespace kevo::evolve

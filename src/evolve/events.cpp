@@ -1,0 +1,41 @@
+#include "evolve/events.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "store/run_db.h"
+
+namespace kevo::evolve {
+
+std::string Progress::status_line() const {
+  int pct = done ? static_cast<int>(100.0 * valid / done + 0.5) : 0;
+  std::string tok = tokens >= 1000000 ? fmt::format("{:.1f}M", tokens / 1e6)
+                    : tokens >= 1000  ? fmt::format("{}k", tokens / 1000)
+                                      : fmt::format("{}", tokens);
+  int secs = static_cast<int>(elapsed_s);
+  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  gpu {}%  {} in flight  {}m{:02d}s",
+                     run_id, done, budget, pct, best_speedup > 0 ? fmt::format("{:.2f}x", best_speedup) : "-",
+                     tok, cost_usd, static_cast<int>(gpu_busy * 100 + 0.5), in_flight, secs / 60, secs % 60);
+}
+
+Result<std::unique_ptr<JsonlEventSink>> JsonlEventSink::open(const std::filesystem::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) return fail("{}: cannot open for events: {}", path.string(), std::strerror(errno));
+  return std::unique_ptr<JsonlEventSink>(new JsonlEventSink(f));
+}
+
+JsonlEventSink::~JsonlEventSink() { std::fclose(f_); }
+
+void JsonlEventSink::emit(int64_t run_id, const std::string& kind, const nlohmann::json& data) {
+  nlohmann::json j = data.is_object() ? data : nlohmann::json{{"data", data}};
+  j["t"] = store::unix_now();
+  j["run"] = run_id;
+  j["kind"] = kind;
+  std::lock_guard lock(mu_);
+  std::fprintf(f_, "%s\n", j.dump().c_str());
+  std::fflush(f_);
+}
+
+}  // namespace kevo::evolve

@@ -1,0 +1,48 @@
+// Progress a person can watch and a machine can read: the status line's figures and an event
+// stream (`--events jsonl FILE`: one JSON object per line, flushed as it happens).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+
+namespace kevo::evolve {
+
+struct Progress {
+  int64_t run_id = 0;
+  int done = 0, budget = 0, valid = 0, in_flight = 0;
+  double best_speedup = 0;
+  int64_t tokens = 0;
+  double cost_usd = 0;
+  double gpu_busy = 0;  // fraction of wall time the GPU spent evaluating
+  double elapsed_s = 0;
+  // "run 3  12/45 done  valid 58%  best 1.84x  tokens 210k  $0.42  gpu 71%  2 in flight  3m10s"
+  std::string status_line() const;
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // kind: run_started, candidate, new_best, migration, llm_error, stopped, verified, finished
+  virtual void emit(int64_t run_id, const std::string& kind, const nlohmann::json& data) = 0;
+};
+
+class JsonlEventSink final : public EventSink {
+ public:
+  static Result<std::unique_ptr<JsonlEventSink>> open(const std::filesystem::path& path);
+  ~JsonlEventSink() override;
+  void emit(int64_t run_id, const std::string& kind, const nlohmann::json& data) override;
+
+ private:
+  explicit JsonlEventSink(std::FILE* f) : f_(f) {}
+  std::FILE* f_;
+  std::mutex mu_;
+};
+
+}  // namespace kevo::evolve

@@ -1,0 +1,79 @@
+// The real evaluator: the checker of src/check on this machine's GPU.
+#include <memory>
+#include <mutex>
+#include <regex>
+
+#include "compile/pool.h"
+#include "evolve/candidate_evaluator.h"
+
+namespace kevo::evolve {
+
+namespace {
+
+class GpuEvaluator final : public CandidateEvaluator {
+ public:
+  explicit GpuEvaluator(int threads) : pool_(threads) {}
+
+  Verdict evaluate(const Task& task, const std::filesystem::path& source_file,
+                   const EvalOptions& opts) override {
+    EvalOptions o = opts;
+    o.candidate = source_file;
+    Verdict v = kevo::evaluate(task, o);
+    learn_arch(v);
+    return v;
+  }
+
+  Verdict evaluate_baseline(const Task& task, const EvalOptions& opts) override {
+    EvalOptions o = opts;
+    o.baseline_mode = true;
+    Verdict v = kevo::evaluate(task, o);
+    learn_arch(v);
+    return v;
+  }
+
+  // The checker compiles with the device's architecture and these options; the same options
+  // give the same cache key, so the GPU step later finds the shared object ready. Until the
+  // baseline has told us the architecture there is nothing safe to warm.
+  void warm(const Task& task, const std::string& source) override {
+    CompileOptions co;
+    {
+      std::lock_guard lock(mu_);
+      if (arch_.empty()) return;
+      co.arch = arch_;
+    }
+    if (task.allow_cublas) co.link_libs.push_back("cublas");
+    if (task.allow_cudnn) co.link_libs.push_back("cudnn");
+    auto f = pool_.submit(source, "candidate.cu", co);
+    (void)f.get();  // a failure shows up again, with its diagnostics, in evaluate()
+  }
+
+  std::string cuda_version() override {
+    auto v = compiler_version("nvcc");
+    if (!v) return {};
+    std::smatch m;
+    static const std::regex re(R"(release ([0-9]+\.[0-9]+))");
+    if (std::regex_search(*v, m, re)) return "CUDA " + m[1].str();
+    return {};
+  }
+
+ private:
+  void learn_arch(const Verdict& v) {
+    if (!v.compile || v.compile->arch_used.empty()) return;
+    std::string a = v.compile->arch_used;
+    // sm_90a is chosen per source (needs_sm90a); the device architecture is the plain one.
+    if (a.size() > 1 && a.back() == 'a') a.pop_back();
+    std::lock_guard lock(mu_);
+    arch_ = a;
+  }
+  CompilePool pool_;
+  std::mutex mu_;
+  std::string arch_;
+};
+
+}  // namespace
+
+std::unique_ptr<CandidateEvaluator> make_gpu_evaluator(int compile_threads) {
+  return std::make_unique<GpuEvaluator>(compile_threads);
+}
+
+}  // namespace kevo::evolve

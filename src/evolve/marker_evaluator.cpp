@@ -1,0 +1,202 @@
+#include "evolve/marker_evaluator.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "util/fs.h"
+
+namespace kevo::evolve {
+
+namespace {
+
+struct Markers {
+  std::string outcome;  // first outcome word seen
+  std::string text;     // the rest of that line
+  double time_ms = 0, noise = 0.02;
+  int regs = 32, sleep_ms = 0;
+  long smem = 0;
+  bool held_out_fail = false;
+};
+
+bool is_outcome(const std::string& w) {
+  return w == "pass" || w == "compile_error" || w == "incorrect" || w == "unsafe" || w == "crash" ||
+         w == "timeout";
+}
+
+Markers read_markers(const std::string& src) {
+  Markers m;
+  std::istringstream in(src);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto p = line.find("// fake:");
+    if (p == std::string::npos) continue;
+    std::istringstream words(line.substr(p + 8));
+    std::string w;
+    while (words >> w) {
+      if (w == "held_out_fail") {
+        m.held_out_fail = true;
+        continue;
+      }
+      if (is_outcome(w) && m.outcome.empty()) {
+        m.outcome = w;
+        if (w != "pass") {
+          std::getline(words, m.text);
+          if (!m.text.empty() && m.text[0] == ' ') m.text.erase(0, 1);
+          break;
+        }
+        continue;
+      }
+      auto eq = w.find('=');
+      if (eq == std::string::npos) continue;
+      std::string k = w.substr(0, eq), v = w.substr(eq + 1);
+      // strtod/strtol: a malformed number in a marker reads as 0 instead of throwing.
+      const char* c = v.c_str();
+      if (k == "time_ms") m.time_ms = std::strtod(c, nullptr);
+      else if (k == "noise") m.noise = std::strtod(c, nullptr);
+      else if (k == "regs") m.regs = static_cast<int>(std::strtol(c, nullptr, 10));
+      else if (k == "smem") m.smem = std::strtol(c, nullptr, 10);
+      else if (k == "sleep_ms") m.sleep_ms = static_cast<int>(std::strtol(c, nullptr, 10));
+    }
+  }
+  return m;
+}
+
+std::string dims_text(const Task& t, const Config& c) {
+  std::string s;
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    auto it = c.dims.find(t.dims[i]);
+    s += fmt::format("{}{}={}", i ? ", " : "", t.dims[i], it == c.dims.end() ? 0 : it->second);
+  }
+  return s;
+}
+
+Timing fake_timing(const Task& task, double base_ms, double ms, double noise) {
+  Timing t;
+  t.config = task.main().name;
+  t.has_baseline = true;
+  t.candidate.n = 50;
+  t.candidate.median = ms;
+  t.candidate.median_lo = ms * (1 - noise);
+  t.candidate.median_hi = ms * (1 + noise);
+  t.baseline.n = 50;
+  t.baseline.median = base_ms;
+  t.baseline.median_lo = base_ms * (1 - noise);
+  t.baseline.median_hi = base_ms * (1 + noise);
+  t.speedup.value = base_ms / ms;
+  t.speedup.lo = t.speedup.value * (1 - noise);
+  t.speedup.hi = t.speedup.value * (1 + noise);
+  t.floor.floor_ms = base_ms / 20;
+  t.sol_fraction = t.floor.floor_ms / ms;
+  return t;
+}
+
+}  // namespace
+
+Verdict MarkerEvaluator::evaluate(const Task& task, const std::filesystem::path& source_file,
+                                  const EvalOptions& opts) {
+  auto src = read_file(source_file);
+  Verdict v;
+  if (!src) {
+    v.set(Outcome::InfraError, "input", src.error().message);
+    return v;
+  }
+  {
+    std::lock_guard lock(mu_);
+    calls_.push_back({*src, opts.held_out_only, opts.visible_only, false, opts.seed});
+  }
+  v = judge(task, *src, opts);
+  v.candidate = source_file.string();
+  return v;
+}
+
+Verdict MarkerEvaluator::evaluate_baseline(const Task& task, const EvalOptions& opts) {
+  {
+    std::lock_guard lock(mu_);
+    calls_.push_back({"<baseline>", opts.held_out_only, opts.visible_only, true, opts.seed});
+  }
+  Verdict v;
+  v.task = task.name;
+  v.candidate = task.baseline_path().string();
+  v.compile = CompileResult{.ok = true, .arch_used = "sm_90"};
+  v.device = DeviceCeilings{.name = "Fake H100 (marker evaluator)", .uuid = "fake", .copy_gbps = 3000};
+  Timing t = fake_timing(task, baseline_ms_, baseline_ms_, 0.01);
+  t.has_baseline = false;
+  v.timing = t;
+  return v;
+}
+
+Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, const EvalOptions& opts) const {
+  Markers m = read_markers(source);
+  if (m.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(m.sleep_ms));
+  Verdict v;
+  v.task = task.name;
+  v.seed = opts.seed.value_or(7);
+  v.device = DeviceCeilings{.name = "Fake H100 (marker evaluator)", .uuid = "fake", .copy_gbps = 3000};
+  CompileResult cr;
+  cr.ok = m.outcome != "compile_error";
+  cr.arch_used = "sm_90";
+  if (cr.ok) {
+    KernelResources k;
+    k.function = "kernel";
+    k.arch = "sm_90";
+    k.registers = m.regs;
+    k.shared_bytes = m.smem;
+    cr.kernels.push_back(k);
+  } else {
+    cr.diagnostics = m.text.empty() ? "candidate.cu(1): error: fake compile error" : m.text;
+  }
+  v.compile = cr;
+  if (m.outcome.empty()) {
+    v.set(Outcome::Incorrect, "mismatch", "no fake marker in the source");
+    return v;
+  }
+  if (m.outcome == "compile_error") {
+    v.set(Outcome::CompileError, "compile", "the candidate does not compile");
+    return v;
+  }
+  if (m.outcome == "unsafe") {
+    v.set(Outcome::Unsafe, m.text.empty() ? "static:stream_create" : m.text, "unsafe (fake)");
+    v.flags.push_back({v.reason, "fake"});
+    return v;
+  }
+  if (m.outcome == "crash") {
+    v.set(Outcome::Crash, "signal", "the runner died (fake)");
+    return v;
+  }
+  if (m.outcome == "timeout") {
+    v.set(Outcome::Timeout, "timeout", "the call did not return (fake)");
+    return v;
+  }
+  // Correctness on the configs the options select, in the checker's order.
+  for (const auto& c : task.configs) {
+    if (opts.visible_only && c.held_out) continue;
+    if (opts.held_out_only && !c.held_out) continue;
+    ConfigCheck cc{.config = c.name, .held_out = c.held_out, .ok = true, .draws = opts.seeds + 1};
+    bool bad = m.outcome == "incorrect" || (c.held_out && m.held_out_fail);
+    if (bad) {
+      cc.ok = false;
+      cc.detail = fmt::format("config '{}' ({}): output '{}': {}", c.name, dims_text(task, c),
+                              task.outputs.empty() ? "out" : task.outputs[0].name,
+                              m.text.empty() ? "mismatch at [0]: got 1, expected 2" : m.text);
+    }
+    v.configs.push_back(cc);
+    if (bad) {
+      v.set(Outcome::Incorrect, "mismatch", cc.detail);
+      return v;
+    }
+  }
+  if (opts.time && !opts.compile_only) {
+    double ms = m.time_ms > 0 ? m.time_ms : baseline_ms_;
+    v.timing = fake_timing(task, baseline_ms_, ms, m.noise);
+  }
+  return v;
+}
+
+std::vector<MarkerCall> MarkerEvaluator::calls() const {
+  std::lock_guard lock(mu_);
+  return calls_;
+}
+
+}  // namespace kevo::evolve

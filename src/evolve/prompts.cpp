@@ -1,0 +1,164 @@
+#include "evolve/prompts.h"
+
+#include <fmt/format.h>
+
+namespace kevo::evolve {
+
+namespace {
+
+// ---- templates -------------------------------------------------------------------------------
+
+constexpr const char* kSystem =
+    "You are an expert CUDA performance engineer. You write correct, fast CUDA kernels for NVIDIA "
+    "GPUs. Every kernel you write is compiled and checked for correctness on unseen inputs and "
+    "shapes, then timed against a baseline; kernels that cheat (skip work, cache results, use "
+    "other streams, lower the precision) are detected and rejected.";
+
+constexpr const char* kAnswerFull =
+    "Answer with:\n"
+    "NAME: a short name for the kernel\n"
+    "THOUGHT: one paragraph on the optimization idea and why it should be faster\n"
+    "then the complete .cu file in one ```cuda block.";
+
+constexpr const char* kAnswerFullNoThought =
+    "Answer with the complete .cu file in one ```cuda block.";
+
+constexpr const char* kAnswerEdits =
+    "Answer with:\n"
+    "NAME: a short name for the change\n"
+    "THOUGHT: one paragraph on the optimization idea and why it should be faster\n"
+    "then one or more edit blocks against the current kernel, each exactly:\n"
+    "<<<<<<< SEARCH\n(lines copied exactly from the current kernel)\n=======\n(new lines)\n"
+    ">>>>>>> REPLACE\n"
+    "Each SEARCH must match exactly one place. Keep the edits small and focused.";
+
+std::string section(const std::string& title, const std::string& body) {
+  return fmt::format("## {}\n{}\n\n", title, body);
+}
+
+std::string code_block(const std::string& code) { return "```cuda\n" + code + (code.ends_with('\n') ? "" : "\n") + "```"; }
+
+// I1. Without I1 a model still needs the contract to write a valid kernel.
+std::string task_part(const StrategyConfig& s, const TaskContext& c, bool show_baseline) {
+  std::string out;
+  out += section("Task: " + c.task_name, c.description);
+  out += section("Interface", c.signature);
+  out += section("Candidate ABI (rules every kernel must follow)", c.abi_text);
+  if (!s.info.task) return out;
+  std::string env;
+  if (!c.gpu.empty()) env += fmt::format("GPU: {}\n", c.gpu);
+  if (!c.arch.empty()) env += fmt::format("architecture: {}\n", c.arch);
+  if (!c.cuda_version.empty()) env += fmt::format("toolkit: {}\n", c.cuda_version);
+  if (!env.empty()) out += section("Hardware and toolkit", env);
+  std::string shapes;
+  for (const auto& l : c.shapes) shapes += "- " + l + "\n";
+  shapes += "The kernel must also be correct on other shapes of the same form.";
+  out += section("Shapes it is checked on", shapes);
+  if (show_baseline && !c.baseline_code.empty()) {
+    std::string b = code_block(c.baseline_code);
+    if (c.baseline_ms > 0) b += fmt::format("\nIt takes {:.4g} ms on the timed shape.", c.baseline_ms);
+    out += section("Baseline implementation (correct, to be beaten)", b);
+  }
+  if (c.sol_floor_ms > 0)
+    out += section("Speed of light",
+                   fmt::format("No kernel can take less than about {:.4g} ms on the timed shape "
+                               "({}-bound floor from the device's measured peaks).",
+                               c.sol_floor_ms, c.sol_bound.empty() ? "memory" : c.sol_bound));
+  return out;
+}
+
+std::string solution_part(const StrategyConfig& s, const SolutionView& v, const std::string& title) {
+  std::string body;
+  if (s.info.solutions && v.speedup > 0)
+    body += fmt::format("speedup over the baseline: {:.3f}x ({:.4g} ms)\n", v.speedup, v.time_ms);
+  if (s.info.insights && !v.rationale.empty()) body += "idea: " + v.rationale + "\n";
+  body += code_block(v.source);
+  return section(title, body);
+}
+
+std::string insight_part(const std::vector<InsightView>& ins) {
+  std::string body;
+  for (const auto& i : ins) {
+    std::string result = i.outcome == "pass" ? fmt::format("{:.3f}x", i.speedup) : i.outcome;
+    body += fmt::format("- {}{}: {} -> {}\n", i.name.empty() ? "candidate" : i.name,
+                        fmt::format(" (#{})", i.id), i.rationale.empty() ? "(no rationale)" : i.rationale, result);
+  }
+  return section("Insights from earlier attempts (idea -> result)", body);
+}
+
+std::string answer_format(const StrategyConfig& s, Op op) {
+  if (op == Op::kDiffEdit) return kAnswerEdits;
+  if (s.style == "funsearch") return kAnswerFullNoThought;
+  return kAnswerFull;
+}
+
+}  // namespace
+
+Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
+  Prompt p;
+  p.system = kSystem;
+  const TaskContext& c = *in.ctx;
+  std::string u;
+  bool has_parent = !in.parents.empty();
+  // The baseline is the starting point until there is a solution to work from.
+  bool show_baseline = in.op == Op::kInit || in.op == Op::kRewrite || (!has_parent && in.op != Op::kRepair);
+  u += task_part(s, c, show_baseline);
+  if (s.info.insights && !in.insights.empty() && in.op != Op::kRepair) u += insight_part(in.insights);
+
+  switch (in.op) {
+    case Op::kInit:
+      u += section("Your job", "Write a CUDA kernel for this task that is correct on every shape and "
+                               "faster than the baseline.");
+      break;
+    case Op::kRewrite:
+      if (s.info.solutions)
+        for (size_t i = 0; i < in.parents.size(); ++i)
+          u += solution_part(s, in.parents[i], fmt::format("Earlier solution {}", i + 1));
+      u += section("Your job",
+                   s.style == "eoh"
+                       ? "Write a new kernel whose optimization idea is different from the ones above, "
+                         "correct on every shape and as fast as possible."
+                       : "Write a kernel for this task that is correct on every shape and faster than "
+                         "the baseline" + std::string(s.info.insights ? "; learn from the insights above." : "."));
+      break;
+    case Op::kMutate:
+      if (s.style == "funsearch") {
+        // FunSearch: earlier versions from worst to best, then ask for the next version.
+        for (size_t i = in.parents.size(); i-- > 0;)
+          u += solution_part(s, in.parents[i], fmt::format("Version v{}", in.parents.size() - 1 - i));
+        u += section("Your job", fmt::format("Write version v{}: an improved kernel, faster than every "
+                                             "version above and still correct.", in.parents.size()));
+      } else {
+        u += solution_part(s, in.parents.at(0), "Current kernel");
+        for (size_t i = 1; i < in.parents.size(); ++i)
+          u += solution_part(s, in.parents[i], fmt::format("Another solution {}", i));
+        u += section("Your job", "Improve the current kernel: make it faster on the timed shape while "
+                                 "keeping it correct on every shape.");
+      }
+      break;
+    case Op::kCrossover:
+      for (size_t i = 0; i < in.parents.size(); ++i)
+        u += solution_part(s, in.parents[i], fmt::format("Parent {}", i + 1));
+      u += section("Your job", "Combine the best ideas of these kernels into one kernel that is faster "
+                               "than each of them and correct on every shape.");
+      break;
+    case Op::kDiffEdit:
+      u += solution_part(s, in.parents.at(0), "Current kernel");
+      u += section("Your job", "Make the current kernel faster with targeted edits, keeping it correct "
+                               "on every shape.");
+      break;
+    case Op::kRepair:
+      u += section("Kernel that failed", code_block(in.failed_source));
+      u += section("What went wrong", in.feedback);
+      u += section("Your job", "Fix this kernel so that it compiles and is correct on every shape; keep "
+                               "its optimization idea if you can.");
+      break;
+    case Op::kTune:
+      break;
+  }
+  u += answer_format(s, in.op);
+  p.user = std::move(u);
+  return p;
+}
+
+}  // namespace kevo::evolve

@@ -1,0 +1,40 @@
+// Every prompt kevo sends is built here, from templates in prompts.cpp, so a test (and a
+// person reading docs/EVOLVE.md) can see exactly what each strategy and operator sends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "evolve/strategy.h"
+#include "evolve/task_context.h"
+
+namespace kevo::evolve {
+
+struct SolutionView {  // I2: an earlier solution
+  int64_t id = 0;
+  std::string name, rationale, source;
+  double speedup = 0, time_ms = 0;
+};
+
+struct InsightView {  // I3: what an earlier candidate tried and what came of it
+  int64_t id = 0;
+  std::string name, rationale, outcome;
+  double speedup = 0;
+};
+
+struct PromptInput {
+  Op op = Op::kInit;
+  const TaskContext* ctx = nullptr;
+  std::vector<SolutionView> parents;   // the operator's inputs (mutate/diff: 1, crossover: 2)
+  std::vector<InsightView> insights;   // used only when the strategy has I3
+  std::string failed_source;           // repair: the candidate that failed
+  std::string feedback;                // repair: trimmed diagnostic or first mismatch
+};
+
+struct Prompt {
+  std::string system, user;
+};
+
+Prompt build_prompt(const StrategyConfig& s, const PromptInput& in);
+
+}  // namespace kevo::evolve

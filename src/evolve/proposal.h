@@ -1,0 +1,46 @@
+// One proposal, start to finish on a worker thread: ask the model, pull the kernel out of its
+// answer (a code block, or SEARCH/REPLACE edits applied to the parent), write the candidate file
+// and warm the compile cache, so the GPU step only has to run it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "evolve/candidate_evaluator.h"
+#include "evolve/prompts.h"
+#include "evolve/strategy.h"
+#include "llm/cancel.h"
+#include "llm/client.h"
+#include "llm/errors.h"
+
+namespace kevo::evolve {
+
+struct Job {
+  int64_t no = 0;  // per-run job number; part of the LLM cache tag
+  Op op = Op::kInit;
+  std::vector<int64_t> parents;  // candidate ids; empty: the baseline
+  std::string base_source;       // what edits apply to (diff_edit) / what failed (repair)
+  double parent_speedup = 1.0;   // for the model bandit's reward
+  int island = 0, generation = 0, repair_round = 0;
+  Prompt prompt;
+};
+
+struct Proposal {
+  Job job;
+  bool llm_ok = false;
+  std::string llm_error;
+  llm::ErrorKind error_kind = llm::ErrorKind::kOther;
+  llm::ChatResponse response;
+  std::string name, rationale;
+  std::string source;          // the candidate; empty when the answer held none
+  std::string invalid_reason;  // "no_code", "edit_failed": not evaluated
+  std::string invalid_message;
+  std::filesystem::path file;
+};
+
+Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& cancel,
+                       CandidateEvaluator& evaluator, const Task& task, const std::filesystem::path& work_dir);
+
+}  // namespace kevo::evolve

@@ -1,0 +1,255 @@
+#include "evolve/strategy.h"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace kevo::evolve {
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::kInit: return "init";
+    case Op::kMutate: return "mutate";
+    case Op::kCrossover: return "crossover";
+    case Op::kRewrite: return "rewrite";
+    case Op::kDiffEdit: return "diff_edit";
+    case Op::kRepair: return "repair";
+    case Op::kTune: return "tune";
+  }
+  return "?";
+}
+
+Result<Op> parse_op(std::string_view s) {
+  for (Op op : {Op::kInit, Op::kMutate, Op::kCrossover, Op::kRewrite, Op::kDiffEdit, Op::kRepair, Op::kTune})
+    if (s == to_string(op)) return op;
+  return fail("unknown operator '{}' (init, mutate, crossover, rewrite, diff_edit, repair)", s);
+}
+
+std::vector<std::string> preset_names() {
+  return {"kevo-default", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
+          "eoh", "funsearch", "ai-cuda-engineer"};
+}
+
+Result<StrategyConfig> preset(std::string_view name) {
+  StrategyConfig s;
+  s.name = std::string(name);
+  // Published defaults shared by the EvoEngineer comparison: 45 candidates per task, 4 proposals
+  // in parallel, population 5.
+  s.max_candidates = 45;
+  s.parallel = 4;
+  s.population.size = 5;
+  if (name == "evoengineer-free") {
+    // Task context only; every trial rewrites the task from scratch; keep the single best.
+    s.info = {true, false, false};
+    s.operators = {{Op::kRewrite, 1.0}};
+    s.population.kind = PolicyKind::kSingleBest;
+    s.style = "evoengineer";
+  } else if (name == "evoengineer-insight") {
+    // Task context plus the insights of earlier trials (their rationale and result, no code).
+    s.info = {true, false, true};
+    s.operators = {{Op::kRewrite, 1.0}};
+    s.population.kind = PolicyKind::kSingleBest;
+    s.style = "evoengineer";
+  } else if (name == "evoengineer-full") {
+    // Task context, earlier solutions with times, insights; an elite of 5 with rank selection.
+    s.info = {true, true, true};
+    s.operators = {{Op::kMutate, 1.0}};
+    s.population.kind = PolicyKind::kElite;
+    s.style = "evoengineer";
+  } else if (name == "eoh") {
+    // Evolution of Heuristics: a thought plus code per individual; E1 (explore a different
+    // idea: rewrite), E2 (combine: crossover), M1/M2 (modify: mutate); rank selection.
+    s.info = {true, true, true};
+    s.operators = {{Op::kRewrite, 1.0}, {Op::kCrossover, 1.0}, {Op::kMutate, 2.0}};
+    s.population.kind = PolicyKind::kElite;
+    s.style = "eoh";
+  } else if (name == "funsearch") {
+    // Islands of programs; the prompt shows two earlier versions, worst to best, and asks for
+    // the next one; no stated insights. Four islands, migrating every 10 candidates (FunSearch
+    // uses 10 islands with resets; scaled to a 45-candidate budget).
+    s.info = {true, true, false};
+    s.operators = {{Op::kMutate, 1.0}};
+    s.population.kind = PolicyKind::kIslands;
+    s.population.islands = 4;
+    s.population.migration_interval = 10;
+    s.solutions_shown = 2;
+    s.style = "funsearch";
+  } else if (name == "ai-cuda-engineer") {
+    // Sakana's AI CUDA Engineer (optimization stage): the best kernels with their times,
+    // mutation and crossover of the top ones; an elite archive.
+    s.info = {true, true, false};
+    s.operators = {{Op::kMutate, 1.0}, {Op::kCrossover, 1.0}};
+    s.population.kind = PolicyKind::kElite;
+    s.solutions_shown = 3;
+    s.style = "ai-cuda-engineer";
+  } else if (name == "kevo-default") {
+    // Everything, plus what kevo adds: diff edits, repair of failures, MAP-Elites diversity.
+    s.info = {true, true, true};
+    s.operators = {{Op::kDiffEdit, 2.0}, {Op::kMutate, 1.0}, {Op::kCrossover, 1.0}, {Op::kRewrite, 0.5}};
+    s.population.kind = PolicyKind::kMapElites;
+    s.repair_rounds = 2;
+    s.stagnation = 0;
+    s.style = "kevo";
+  } else {
+    std::string names;
+    for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+    return fail("unknown strategy '{}' (presets: {})", name, names);
+  }
+  return s;
+}
+
+nlohmann::json StrategyConfig::to_json() const {
+  nlohmann::json ops = nlohmann::json::object();
+  for (const auto& [op, w] : operators) ops[to_string(op)] = w;
+  return {{"name", name},
+          {"info", {{"task", info.task}, {"solutions", info.solutions}, {"insights", info.insights}}},
+          {"operators", ops},
+          {"policy", to_string(population.kind)},
+          {"population", population.size},
+          {"islands", population.islands},
+          {"migration_interval", population.migration_interval},
+          {"migrants", population.migrants},
+          {"solutions_shown", solutions_shown},
+          {"insights_shown", insights_shown},
+          {"repair_rounds", repair_rounds},
+          {"parallel", parallel},
+          {"max_candidates", max_candidates},
+          {"stagnation", stagnation},
+          {"verify_fallbacks", verify_fallbacks},
+          {"style", style}};
+}
+
+Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return fail("strategy: not a JSON object");
+  auto base = preset(j.value("name", "kevo-default"));
+  StrategyConfig s = base ? *base : StrategyConfig{};
+  s.name = j.value("name", s.name);
+  if (j.contains("info")) {
+    s.info.task = j["info"].value("task", true);
+    s.info.solutions = j["info"].value("solutions", false);
+    s.info.insights = j["info"].value("insights", false);
+  }
+  if (j.contains("operators") && j["operators"].is_object()) {
+    s.operators.clear();
+    for (const auto& [k, v] : j["operators"].items()) {
+      auto op = parse_op(k);
+      if (!op) return op.unexpected();
+      s.operators.emplace_back(*op, v.get<double>());
+    }
+  }
+  auto policy = parse_policy(j.value("policy", std::string(to_string(s.population.kind))));
+  if (!policy) return policy.unexpected();
+  s.population.kind = *policy;
+  s.population.size = j.value("population", s.population.size);
+  s.population.islands = j.value("islands", s.population.islands);
+  s.population.migration_interval = j.value("migration_interval", s.population.migration_interval);
+  s.population.migrants = j.value("migrants", s.population.migrants);
+  s.solutions_shown = j.value("solutions_shown", s.solutions_shown);
+  s.insights_shown = j.value("insights_shown", s.insights_shown);
+  s.repair_rounds = j.value("repair_rounds", s.repair_rounds);
+  s.parallel = j.value("parallel", s.parallel);
+  s.max_candidates = j.value("max_candidates", s.max_candidates);
+  s.stagnation = j.value("stagnation", s.stagnation);
+  s.verify_fallbacks = j.value("verify_fallbacks", s.verify_fallbacks);
+  s.style = j.value("style", s.style);
+  return s;
+}
+
+Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base) {
+  toml::table root;
+  try {  // toml++ reports syntax errors by exception; turned into a value right here
+    root = toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    return fail("config line {}: {}", e.source().begin.line, e.description());
+  }
+  const toml::table* ev = root["evolve"].as_table();
+  if (!ev) return base;
+  StrategyConfig s = base;
+  if (auto name = (*ev)["strategy"].value<std::string>()) {
+    auto p = preset(*name);
+    if (!p) return p.unexpected();
+    s = *p;
+  }
+  for (const auto& [key, node] : *ev) {
+    std::string k(key.str());
+    auto line = node.source().begin.line;
+    auto need_int = [&](int& out) -> Status {
+      auto v = node.value<int64_t>();
+      if (!v) return fail("config line {}: evolve.{} must be an integer", line, k);
+      out = static_cast<int>(*v);
+      return {};
+    };
+    if (k == "strategy") continue;
+    if (k == "parallel") KEVO_TRY(need_int(s.parallel));
+    else if (k == "population") KEVO_TRY(need_int(s.population.size));
+    else if (k == "islands") KEVO_TRY(need_int(s.population.islands));
+    else if (k == "migration_interval") KEVO_TRY(need_int(s.population.migration_interval));
+    else if (k == "migrants") KEVO_TRY(need_int(s.population.migrants));
+    else if (k == "repair_rounds") KEVO_TRY(need_int(s.repair_rounds));
+    else if (k == "stagnation") KEVO_TRY(need_int(s.stagnation));
+    else if (k == "max_candidates") KEVO_TRY(need_int(s.max_candidates));
+    else if (k == "solutions_shown") KEVO_TRY(need_int(s.solutions_shown));
+    else if (k == "insights_shown") KEVO_TRY(need_int(s.insights_shown));
+    else if (k == "verify_fallbacks") KEVO_TRY(need_int(s.verify_fallbacks));
+    else if (k == "policy") {
+      auto p = parse_policy(node.value<std::string>().value_or(""));
+      if (!p) return fail("config line {}: {}", line, p.error().message);
+      s.population.kind = *p;
+    } else if (k == "style") {
+      s.style = node.value<std::string>().value_or(s.style);
+    } else if (k == "info") {
+      const toml::array* a = node.as_array();
+      if (!a) return fail("config line {}: evolve.info must be a list of task/solutions/insights", line);
+      s.info = {false, false, false};
+      for (const auto& e : *a) {
+        auto v = e.value<std::string>().value_or("");
+        if (v == "task") s.info.task = true;
+        else if (v == "solutions") s.info.solutions = true;
+        else if (v == "insights") s.info.insights = true;
+        else return fail("config line {}: evolve.info: unknown source '{}'", line, v);
+      }
+    } else if (k == "operators") {
+      const toml::table* t = node.as_table();
+      if (!t) return fail("config line {}: evolve.operators must be a table of weights", line);
+      s.operators.clear();
+      for (const auto& [ok, ov] : *t) {
+        auto op = parse_op(ok.str());
+        if (!op) return fail("config line {}: {}", line, op.error().message);
+        auto w = ov.value<double>();
+        if (!w || *w < 0) return fail("config line {}: operator weight must be a number >= 0", line);
+        s.operators.emplace_back(*op, *w);
+      }
+    } else {
+      return fail("config line {}: unknown key evolve.{}", line, k);
+    }
+  }
+  if (s.parallel < 1 || s.population.size < 1 || s.max_candidates < 1)
+    return fail("config: evolve.parallel, population and max_candidates must be >= 1");
+  return s;
+}
+
+Result<bool> toml_has_table(const std::filesystem::path& file, const std::string& name) {
+  std::ifstream in(file);
+  if (!in) return fail("{}: cannot read", file.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    toml::table t = toml::parse(ss.str());
+    return t[name].is_table();
+  } catch (const toml::parse_error& e) {
+    return fail("{} line {}: {}", file.string(), e.source().begin.line, e.description());
+  }
+}
+
+Result<StrategyConfig> load_strategy_file(const std::filesystem::path& file, StrategyConfig base) {
+  std::ifstream in(file);
+  if (!in) return fail("{}: cannot read", file.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto r = parse_strategy_toml(ss.str(), std::move(base));
+  if (!r) return fail("{}: {}", file.string(), r.error().message);
+  return r;
+}
+
+}  // namespace kevo::evolve

@@ -1,0 +1,63 @@
+// A strategy is configuration, not code: which information goes into prompts, which operators
+// propose candidates and how often, how the population is kept, and the run's default budgets.
+// The presets reproduce published methods (docs/EVOLVE.md says what each sends to the model).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evolve/population.h"
+#include "util/result.h"
+
+namespace kevo::evolve {
+
+// init: a first kernel from the task and baseline. mutate: improve one parent (full code back).
+// crossover: combine two parents. rewrite: a fresh kernel for the task, parents as background
+// only. diff_edit: SEARCH/REPLACE edits to one parent. repair: fix a failed candidate from its
+// diagnostic. tune: offline substitution of annotated constants (no model).
+enum class Op { kInit, kMutate, kCrossover, kRewrite, kDiffEdit, kRepair, kTune };
+const char* to_string(Op op);
+Result<Op> parse_op(std::string_view s);
+
+struct InfoSources {
+  bool task = true;       // I1: description, ABI, GPU, CUDA, visible shapes, baseline code/time, SOL
+  bool solutions = false;  // I2: earlier solutions (code) with their times
+  bool insights = false;   // I3: the stated rationale of earlier candidates and what came of it
+};
+
+struct StrategyConfig {
+  std::string name = "kevo-default";
+  InfoSources info;
+  std::vector<std::pair<Op, double>> operators;  // weights once the population is not empty
+  PopulationConfig population;
+  int solutions_shown = 2;  // I2: parents shown (crossover shows two regardless)
+  int insights_shown = 5;   // I3: the latest insights shown
+  int repair_rounds = 0;    // 0: failed candidates are not sent back
+  int parallel = 4;         // proposals in flight
+  int max_candidates = 45;  // default budget per task
+  int stagnation = 0;       // stop after this many completed candidates without a new best; 0: never
+  int verify_fallbacks = 2;  // runners-up re-verified if the best fails held-out
+  std::string style;        // prompt style: "evoengineer", "eoh", "funsearch", "ai-cuda-engineer", "kevo"
+
+  nlohmann::json to_json() const;
+  static Result<StrategyConfig> from_json(const nlohmann::json& j);
+};
+
+std::vector<std::string> preset_names();
+Result<StrategyConfig> preset(std::string_view name);
+
+// Reads an [evolve] table over `base`: strategy = "NAME" picks a preset first, then keys
+// (parallel, population, policy, islands, migration_interval, repair_rounds, stagnation,
+// max_candidates, info = ["task", "solutions", "insights"], operators = { mutate = 1.0, ... }).
+// Unknown keys are errors. A file without an [evolve] table leaves `base` as it is.
+Result<StrategyConfig> load_strategy_file(const std::filesystem::path& file, StrategyConfig base);
+Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base);
+// Whether a TOML file has a top-level table `name` (the CLI's --config holds [llm] and [evolve]).
+Result<bool> toml_has_table(const std::filesystem::path& file, const std::string& name);
+
+}  // namespace kevo::evolve

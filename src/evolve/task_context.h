@@ -1,0 +1,37 @@
+// I1, the task context a model sees: what to compute and the contract, the GPU, the CUDA
+// version, the visible shapes, the baseline's code and time, and the speed-of-light floor.
+// Held-out configurations are never part of it: they exist to catch kernels fitted to the
+// shapes the model saw, so neither their names nor their sizes may reach a prompt.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check/verdict.h"
+#include "task/task.h"
+
+namespace kevo::evolve {
+
+struct TaskContext {
+  std::string task_name, description;
+  std::string signature;  // inputs, outputs, scalars, dims, workspace, precision, tolerance
+  std::string abi_text;   // docs/ABI.md (the part meant for prompts)
+  std::string gpu, arch, cuda_version;
+  std::vector<std::string> shapes;  // one line per visible config
+  std::string baseline_code;
+  double baseline_ms = 0;    // the baseline's median on the main config (0: unknown)
+  double sol_floor_ms = 0;   // speed-of-light floor on the main config (0: unknown)
+  std::string sol_bound;     // "memory" or "compute"
+};
+
+// The ABI text from docs/ABI.md (under kevo_home()), or a built-in summary when it is missing.
+std::string load_abi_text();
+
+TaskContext make_task_context(const Task& task, const Verdict& baseline, const std::string& cuda_version,
+                              const std::string& abi_text);
+
+// Replaces held-out config names in text that is going back to a model (a diagnostic, a
+// mismatch line). Evolution evaluates visible configs only, so this is a second line of defence.
+std::string scrub_held_out(std::string text, const Task& task);
+
+}  // namespace kevo::evolve

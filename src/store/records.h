@@ -1,0 +1,68 @@
+// The rows of the run database. Plain data: the store knows nothing about verdicts or prompts,
+// it keeps their text (JSON where structured) so that any later kevo can read an old run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kevo::store {
+
+enum class RunStatus { kRunning, kFinished, kInterrupted, kFailed };
+const char* to_string(RunStatus s);
+RunStatus parse_run_status(const std::string& s);
+
+struct RunRow {
+  int64_t id = 0;
+  double created_at = 0, updated_at = 0;  // unix seconds
+  std::string task;         // the task's name
+  std::string task_dir;     // where it was loaded from (resume reloads it)
+  std::string strategy;     // preset name
+  std::string config_json;  // the full strategy and budgets, so --resume needs no flags
+  RunStatus status = RunStatus::kRunning;
+  std::string stop_reason;  // "budget_candidates", "stagnation", "interrupted", ...
+  int64_t best_candidate = 0;  // 0: none yet
+  double best_speedup = 0;
+  std::string baseline_json;  // the baseline's verdict summary (time, device, arch)
+  std::string final_json;     // the winner's held-out re-verification
+  std::string note;           // e.g. "offline tuning: no LLM configured"
+};
+
+struct CandidateRow {
+  int64_t id = 0, run_id = 0;
+  int seq = 0;  // 1, 2, ... within the run, in the order candidates were completed
+  int generation = 0, island = 0, repair_round = 0;
+  std::string op;  // init, mutate, crossover, rewrite, diff_edit, repair, tune
+  std::vector<int64_t> parents;
+  std::string model, prompt, answer;
+  std::string name, rationale;  // the model's stated idea (the I3 "insight")
+  std::string source;
+  std::string outcome, reason, message;  // the verdict's outcome name, reason code, readable line
+  std::string compile_json, verdict_json, features_json, flags_json;
+  double speedup = 0, speedup_lo = 0, speedup_hi = 0, time_ms = 0;
+  bool accepted = false;  // became the run's best when it was completed
+  double created_at = 0;
+};
+
+struct LlmCallRow {
+  int64_t id = 0, run_id = 0, candidate_id = 0;  // candidate_id 0: the call produced none
+  std::string model, purpose;                    // purpose: the operator
+  int64_t input_tokens = 0, output_tokens = 0;
+  double cost_usd = 0, latency_s = 0;
+  bool from_cache = false;
+  std::string error;  // empty on success
+  double created_at = 0;
+};
+
+struct EventRow {
+  int64_t id = 0, run_id = 0;
+  double t = 0;
+  std::string kind, data_json;
+};
+
+struct RunTotals {
+  int64_t candidates = 0, valid = 0, llm_calls = 0, tokens = 0;
+  double cost_usd = 0;
+};
+
+}  // namespace kevo::store

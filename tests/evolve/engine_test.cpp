@@ -1,0 +1,454 @@
+// The whole loop on a CPU: a scripted model on loopback, the marker evaluator for the GPU.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "harness.h"
+
+namespace kevo::evolve {
+namespace {
+
+using namespace testing;
+
+// ---- what each preset sends --------------------------------------------------------------------
+
+void expect_never_held_out(const std::vector<std::string>& prompts) {
+  for (const auto& p : prompts) {
+    EXPECT_FALSE(contains(p, kHeldName)) << p;
+    EXPECT_FALSE(contains(p, kHeldValue)) << p;
+  }
+}
+
+struct PresetRun {
+  std::vector<std::string> prompts;
+  std::vector<store::CandidateRow> rows;
+  RunOutcome out;
+};
+
+PresetRun run_preset(const std::string& name, int candidates = 8) {
+  Harness h(improving_kernels());
+  auto o = h.options(name, candidates);
+  auto out = h.run(o);
+  EXPECT_TRUE(out) << (out ? "" : out.error().message);
+  PresetRun r;
+  r.prompts = h.server.prompts();
+  r.rows = h.candidates(out->run_id);
+  r.out = *out;
+  return r;
+}
+
+int count_with(const std::vector<std::string>& ps, const std::string& what) {
+  int n = 0;
+  for (const auto& p : ps) n += contains(p, what);
+  return n;
+}
+
+TEST(Presets, AllShareTheTaskContextAndNeverTheHeldOutShapes) {
+  for (const auto& name : preset_names()) {
+    SCOPED_TRACE(name);
+    auto r = run_preset(name, 6);
+    ASSERT_EQ(r.prompts.size(), 6u);
+    EXPECT_EQ(r.out.candidates, 6);
+    expect_never_held_out(r.prompts);
+    for (const auto& p : r.prompts) {
+      EXPECT_TRUE(contains(p, "y[i] = 2 * x[i]"));          // description
+      EXPECT_TRUE(contains(p, "KEVO_EXPORT int kevo_forward"));  // the ABI
+      EXPECT_TRUE(contains(p, "x: f32 [N]"));                 // the interface
+      EXPECT_TRUE(contains(p, "Fake H100"));                  // the GPU
+      EXPECT_TRUE(contains(p, "CUDA 12.4"));                  // the toolkit
+      EXPECT_TRUE(contains(p, "ragged: N=1001"));             // visible shapes
+      EXPECT_TRUE(contains(p, "main (timed): N=1048576"));
+      EXPECT_TRUE(contains(p, "Speed of light"));
+    }
+    // The first proposal starts from the baseline, with its time.
+    EXPECT_TRUE(contains(r.prompts[0], "Baseline implementation"));
+    EXPECT_TRUE(contains(r.prompts[0], "It takes 2 ms"));
+    // The held-out config was used once, after the search, for the winner only.
+    EXPECT_NE(r.out.winner, 0);
+  }
+}
+
+TEST(Presets, EvoEngineerFreeSendsTheTaskOnly) {
+  auto r = run_preset("evoengineer-free");
+  EXPECT_EQ(count_with(r.prompts, "Insights from earlier attempts"), 0);
+  EXPECT_EQ(count_with(r.prompts, "speedup over the baseline:"), 0);
+  EXPECT_EQ(count_with(r.prompts, "Current kernel"), 0);
+  EXPECT_EQ(count_with(r.prompts, "Earlier solution"), 0);
+  EXPECT_EQ(count_with(r.prompts, "idea number"), 0);  // no earlier rationale
+  for (const auto& c : r.rows) EXPECT_TRUE(c.op == "init" || c.op == "rewrite") << c.op;
+}
+
+TEST(Presets, EvoEngineerInsightAddsInsightsButNoCode) {
+  auto r = run_preset("evoengineer-insight");
+  EXPECT_GE(count_with(r.prompts, "Insights from earlier attempts"), 6);
+  EXPECT_GE(count_with(r.prompts, ": unroll more"), 6);
+  EXPECT_EQ(count_with(r.prompts, "speedup over the baseline:"), 0);
+  EXPECT_EQ(count_with(r.prompts, "Current kernel"), 0);
+  EXPECT_EQ(count_with(r.prompts, "Earlier solution"), 0);
+}
+
+TEST(Presets, EvoEngineerFullAddsSolutionsWithTimesAndInsights) {
+  auto r = run_preset("evoengineer-full");
+  EXPECT_GE(count_with(r.prompts, "Current kernel"), 6);
+  EXPECT_GE(count_with(r.prompts, "speedup over the baseline:"), 6);
+  EXPECT_GE(count_with(r.prompts, "Insights from earlier attempts"), 6);
+  std::set<std::string> ops;
+  for (const auto& c : r.rows) ops.insert(c.op);
+  EXPECT_TRUE(ops.count("mutate"));
+}
+
+TEST(Presets, FunSearchShowsVersionsWithoutInsights) {
+  auto r = run_preset("funsearch");
+  // Each island starts from the baseline, then works from its own versions.
+  EXPECT_GE(count_with(r.prompts, "Version v0"), 3);
+  EXPECT_EQ(count_with(r.prompts, "Insights from earlier attempts"), 0);
+  EXPECT_EQ(count_with(r.prompts, "THOUGHT:"), 0);  // FunSearch asks for code only
+  std::set<int> islands;
+  for (const auto& c : r.rows) islands.insert(c.island);
+  EXPECT_GE(islands.size(), 2u);
+}
+
+TEST(Presets, EohUsesItsThreeOperatorsWithThoughts) {
+  auto r = run_preset("eoh", 20);
+  std::set<std::string> ops;
+  for (const auto& c : r.rows) ops.insert(c.op);
+  EXPECT_TRUE(ops.count("rewrite"));
+  EXPECT_TRUE(ops.count("crossover"));
+  EXPECT_TRUE(ops.count("mutate"));
+  EXPECT_GE(count_with(r.prompts, "different from the ones above"), 1);
+  EXPECT_GE(count_with(r.prompts, "Parent 2"), 1);
+  EXPECT_GE(count_with(r.prompts, "THOUGHT:"), 20);
+}
+
+TEST(Presets, AiCudaEngineerShowsTimedSolutionsWithoutInsights) {
+  auto r = run_preset("ai-cuda-engineer", 12);
+  EXPECT_GE(count_with(r.prompts, "speedup over the baseline:"), 11);
+  EXPECT_EQ(count_with(r.prompts, "Insights from earlier attempts"), 0);
+  EXPECT_EQ(count_with(r.prompts, "idea: "), 0);
+}
+
+TEST(Presets, KevoDefaultUsesDiffEditsAndMapElites) {
+  auto r = run_preset("kevo-default", 12);
+  EXPECT_GE(count_with(r.prompts, "<<<<<<< SEARCH"), 1);
+  for (const auto& c : r.rows) EXPECT_NE(c.outcome, "invalid_answer") << c.message;  // full files are accepted too
+}
+
+// ---- diff edits ---------------------------------------------------------------------------------
+
+TEST(DiffEdit, EditsApplyToTheParent) {
+  // Diff-edit prompts get a SEARCH/REPLACE block against the marker line of the current kernel.
+  Harness h([](const std::string& prompt, int n) {
+    std::smatch m;
+    static const std::regex marker(R"(// fake: pass time_ms=([0-9.]+) noise=0.01)");
+    if (contains(prompt, "edit blocks against the current kernel") && std::regex_search(prompt, m, marker)) {
+      double t = std::stod(m[1]) * 0.8;
+      return "NAME: faster\nTHOUGHT: shave time\n<<<<<<< SEARCH\n" + m[0].str() + "\n=======\n// fake: pass time_ms=" +
+             std::to_string(t) + " noise=0.01\n>>>>>>> REPLACE\n";
+    }
+    return answer("v" + std::to_string(n), "start", kernel_source("pass time_ms=1.9 noise=0.01"));
+  });
+  auto o = h.options("kevo-default", 10);
+  o.strategy.operators = {{Op::kDiffEdit, 1.0}};
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  int edits = 0;
+  for (const auto& c : rows) {
+    if (c.op != "diff_edit") continue;
+    ++edits;
+    EXPECT_EQ(c.outcome, "pass") << c.message;
+    ASSERT_EQ(c.parents.size(), 1u);
+    auto parent = h.db->candidate(c.parents[0]);
+    ASSERT_TRUE(parent);
+    EXPECT_NEAR(c.speedup, parent->speedup / 0.8, 1e-3);  // the edit changed the parent's time
+    EXPECT_NE(c.source, parent->source);
+    EXPECT_TRUE(contains(c.source, "__global__ void scale"));  // the rest of the parent is intact
+  }
+  EXPECT_GE(edits, 5);
+}
+
+// ---- noise-aware replacement ------------------------------------------------------------------
+
+TEST(Selection, NoisyImprovementDoesNotReplaceTheBest) {
+  // 1.0 ms +-5%, then 0.97 ms +-5% (overlapping intervals), then 0.7 ms +-1% (clearly faster).
+  Harness h([](const std::string&, int n) {
+    const char* m[] = {"pass time_ms=1.0 noise=0.05", "pass time_ms=0.97 noise=0.05", "pass time_ms=0.7 noise=0.01"};
+    return answer("k" + std::to_string(n), "t", kernel_source(m[std::min(n, 2)]));
+  });
+  auto o = h.options("evoengineer-full", 3);
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[0].accepted);
+  EXPECT_FALSE(rows[1].accepted);  // faster by its median, not with confidence
+  EXPECT_GT(rows[1].speedup, rows[0].speedup);
+  EXPECT_TRUE(rows[2].accepted);
+  EXPECT_EQ(out->best_candidate, rows[2].id);
+}
+
+// ---- repair ------------------------------------------------------------------------------------
+
+TEST(Repair, FailuresGoBackWithTheirDiagnosticABoundedNumberOfTimes) {
+  // Fresh answers fail to compile; repairs compile but are incorrect: every chain must stop
+  // after repair_rounds.
+  Harness h([](const std::string& prompt, int n) {
+    if (contains(prompt, "Fix this kernel"))
+      return answer("fix" + std::to_string(n), "fix", kernel_source("incorrect y[7] = 3, expected 4"));
+    return answer("k" + std::to_string(n), "t", kernel_source("compile_error kernel.cu(12): error: identifier \"foo\" is undefined"));
+  });
+  // A checker whose mismatch text names a held-out config (it never should during the search):
+  // the engine scrubs it before the text goes back to the model.
+  struct Leaky final : CandidateEvaluator {
+    Verdict evaluate(const Task& t, const std::filesystem::path& f, const EvalOptions& o) override {
+      Verdict v = inner.evaluate(t, f, o);
+      for (auto& c : v.configs)
+        if (!c.ok) c.detail += " (and on config 'secret_holdout')";
+      return v;
+    }
+    Verdict evaluate_baseline(const Task& t, const EvalOptions& o) override { return inner.evaluate_baseline(t, o); }
+    MarkerEvaluator inner;
+  } leaky;
+  h.eval = &leaky;
+  auto o = h.options("kevo-default", 9);
+  o.strategy.repair_rounds = 2;
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  ASSERT_EQ(rows.size(), 9u);
+  std::map<int64_t, store::CandidateRow> by_id;
+  for (const auto& c : rows) by_id[c.id] = c;
+  int repairs = 0;
+  for (const auto& c : rows) {
+    EXPECT_LE(c.repair_round, 2);
+    if (c.op != "repair") continue;
+    ++repairs;
+    ASSERT_EQ(c.parents.size(), 1u);
+    const auto& parent = by_id.at(c.parents[0]);
+    EXPECT_EQ(c.repair_round, parent.repair_round + 1);
+    EXPECT_TRUE(contains(c.prompt, "Kernel that failed"));
+    EXPECT_TRUE(contains(c.prompt, parent.source.substr(0, 40)));
+    if (parent.outcome == "compile_error") {
+      EXPECT_TRUE(contains(c.prompt, "identifier \"foo\" is undefined"));
+    }
+    if (parent.outcome == "incorrect") {
+      EXPECT_TRUE(contains(c.prompt, "y[7] = 3, expected 4"));
+    }
+  }
+  EXPECT_EQ(repairs, 6);  // 3 chains of 1 original + 2 repairs
+  expect_never_held_out(h.server.prompts());  // a mismatch naming a held-out config is scrubbed
+  EXPECT_EQ(out->winner, 0);
+}
+
+TEST(Repair, PresetsWithoutRepairNeverSendFailuresBack) {
+  Harness h([](const std::string&, int n) {
+    return answer("k" + std::to_string(n), "t", kernel_source("compile_error boom"));
+  });
+  auto out = h.run(h.options("evoengineer-full", 5));
+  ASSERT_TRUE(out);
+  for (const auto& p : h.server.prompts()) EXPECT_FALSE(contains(p, "Fix this kernel"));
+}
+
+// ---- budgets -----------------------------------------------------------------------------------
+
+TEST(Budgets, CandidatesCallsMoneyAndStagnation) {
+  {
+    Harness h(improving_kernels());
+    auto out = h.run(h.options("evoengineer-full", 7, /*parallel=*/4));
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->candidates, 7);
+    EXPECT_EQ(out->stop_reason, "budget_candidates");
+    EXPECT_EQ(h.server.prompts().size(), 7u);  // never more calls than candidates left
+  }
+  {
+    Harness h(improving_kernels());
+    auto o = h.options("evoengineer-full", 45, 4);
+    o.budgets.max_calls = 5;
+    auto out = h.run(o);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(h.server.prompts().size(), 5u);
+    EXPECT_EQ(out->stop_reason, "budget_calls");
+  }
+  {
+    // Each answer costs 100 x $1/M + 50 x $2/M = $0.0002.
+    Harness h(improving_kernels());
+    auto o = h.options("evoengineer-full", 45, 1);
+    o.budgets.max_usd = 0.0005;
+    auto out = h.run(o);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(h.server.prompts().size(), 3u);
+    EXPECT_EQ(out->stop_reason, "budget_usd");
+    auto t = h.db->totals(out->run_id);
+    EXPECT_NEAR(t->cost_usd, 0.0006, 1e-9);
+  }
+  {
+    Harness h(improving_kernels());
+    auto o = h.options("evoengineer-full", 45, 1);
+    o.budgets.max_tokens = 400;  // 150 per call
+    auto out = h.run(o);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(h.server.prompts().size(), 3u);
+    EXPECT_EQ(out->stop_reason, "budget_tokens");
+  }
+  {
+    // Nothing ever improves on the first kernel: stop after 4 without a new best.
+    Harness h([](const std::string&, int n) {
+      return answer("k" + std::to_string(n), "t", kernel_source("pass time_ms=1.0 noise=0.02"));
+    });
+    auto o = h.options("evoengineer-full", 45, 1);
+    o.strategy.stagnation = 4;
+    auto out = h.run(o);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->candidates, 5);
+    EXPECT_EQ(out->stop_reason, "stagnation");
+  }
+}
+
+// ---- held-out re-verification -----------------------------------------------------------------
+
+TEST(Verification, AWinnerFailingHeldOutIsReportedAndARunnerUpTried) {
+  Harness h([](const std::string&, int n) {
+    if (n == 1) return answer("fitted", "fits the shapes it saw", kernel_source("pass time_ms=0.5 noise=0.01 held_out_fail"));
+    return answer("honest" + std::to_string(n), "t", kernel_source("pass time_ms=1.5 noise=0.01"));
+  });
+  auto out = h.run(h.options("evoengineer-full", 3));
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  EXPECT_EQ(out->best_candidate, rows[1].id);
+  EXPECT_TRUE(out->best_failed_held_out);
+  ASSERT_GE(out->verification.size(), 2u);
+  EXPECT_EQ(out->verification[0].candidate, rows[1].id);
+  EXPECT_EQ(out->verification[0].outcome, "incorrect");
+  EXPECT_NE(out->winner, rows[1].id);
+  EXPECT_NE(out->winner, 0);
+  // During the search nothing was checked on held-out configs; verification only on them, with
+  // a fresh seed.
+  int verifications = 0;
+  for (const auto& c : h.evaluator.calls()) {
+    if (c.baseline) continue;
+    if (c.held_out_only) {
+      ++verifications;
+      EXPECT_FALSE(c.seed.has_value());
+      EXPECT_FALSE(c.visible_only);
+    } else {
+      EXPECT_TRUE(c.visible_only);
+    }
+  }
+  EXPECT_EQ(verifications, 2);
+  auto run = h.db->get_run(out->run_id);
+  EXPECT_TRUE(contains(run->final_json, "\"best_failed_held_out\":true"));
+  expect_never_held_out(h.server.prompts());
+}
+
+TEST(Verification, NoValidCandidateMeansNoWinner) {
+  Harness h([](const std::string&, int n) {
+    return answer("k" + std::to_string(n), "t", kernel_source("unsafe static:stream_create"));
+  });
+  auto out = h.run(h.options("evoengineer-full", 3));
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->winner, 0);
+  EXPECT_EQ(out->valid, 0);
+  EXPECT_TRUE(out->verification.empty());
+}
+
+// ---- interruption ------------------------------------------------------------------------------
+
+TEST(Interrupt, CancelStopsCleanlyAndResumeFinishes) {
+  Harness h(improving_kernels());
+  h.server.set_delay_ms(30);
+  h.progress = [&](const Progress& p) {
+    if (p.done >= 3) h.cancel.cancel();
+  };
+  auto o = h.options("evoengineer-full", 12, 3);
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->status, store::RunStatus::kInterrupted);
+  EXPECT_EQ(out->stop_reason, "interrupted");
+  EXPECT_GE(out->candidates, 3);
+  EXPECT_LT(out->candidates, 12);
+  EXPECT_TRUE(out->verification.empty());  // no re-verification of an unfinished search
+  auto run = h.db->get_run(out->run_id);
+  EXPECT_EQ(run->status, store::RunStatus::kInterrupted);
+  int done = out->candidates;
+  // Resume: same run, same population, the rest of the budget.
+  h.cancel.reset();
+  h.progress = nullptr;
+  Engine e(h.task, h.evaluator, *h.db, h.client.get(), nullptr, h.cancel);
+  auto more = e.resume(out->run_id, o);
+  ASSERT_TRUE(more) << more.error().message;
+  EXPECT_EQ(more->status, store::RunStatus::kFinished);
+  EXPECT_EQ(more->candidates, 12);
+  auto rows = h.candidates(out->run_id);
+  ASSERT_EQ(rows.size(), 12u);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(rows[static_cast<size_t>(i)].seq, i + 1);
+  EXPECT_GT(done, 0);
+  EXPECT_NE(more->winner, 0);
+}
+
+// ---- kill -9 -----------------------------------------------------------------------------------
+
+TEST(Crash, KillNineLosesOnlyWhatWasInFlight) {
+  Harness h([](const std::string&, int n) {
+    return answer("k" + std::to_string(n), "idea " + std::to_string(n),
+                  kernel_source("pass time_ms=" + std::to_string(1.8 * std::pow(0.9, n)) + " noise=0.01 sleep_ms=60"));
+  });
+  auto o = h.options("evoengineer-full", 20, 2);
+  std::filesystem::path dbpath = h.dir / "runs.db";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child: its own connection and model client, the parent's server on loopback.
+    auto db = store::RunDb::open(dbpath);
+    if (!db) ::_exit(3);
+    auto cache = llm::ResponseCache::attach((*db)->handle());
+    auto ctx = llm::make_context(llm::testing::test_config(h.server.base_url()), {.cache = std::move(*cache), .seed = 5});
+    auto client = llm::make_client("fake:m1", ctx);
+    MarkerEvaluator ev;
+    llm::CancelToken cancel;
+    Engine e(h.task, ev, **db, client->get(), nullptr, cancel);
+    auto out = e.start(o);
+    ::_exit(out ? 0 : 4);
+  }
+  // Wait for a few committed candidates, then kill the child mid-run.
+  int64_t run_id = 0;
+  size_t before = 0;
+  for (int i = 0; i < 400 && before < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    auto runs = h.db->list_runs();
+    if (!runs || runs->empty()) continue;
+    run_id = runs->back().id;
+    before = h.candidates(run_id).size();
+  }
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed";
+  auto survived = h.candidates(run_id);
+  ASSERT_GE(survived.size(), before);  // committed before the kill: all there
+  ASSERT_LT(survived.size(), 20u);
+  EXPECT_EQ(h.db->get_run(run_id)->status, store::RunStatus::kRunning);  // it never said goodbye
+  auto best_before = std::max_element(survived.begin(), survived.end(),
+                                      [](const auto& a, const auto& b) { return a.speedup < b.speedup; });
+
+  Engine e(h.task, h.evaluator, *h.db, h.client.get(), nullptr, h.cancel);
+  auto out = e.resume(run_id, o);
+  ASSERT_TRUE(out) << out.error().message;
+  auto all = h.candidates(run_id);
+  ASSERT_EQ(all.size(), 20u);
+  for (size_t i = 0; i < survived.size(); ++i) {  // nothing completed was lost or changed
+    EXPECT_EQ(all[i].id, survived[i].id);
+    EXPECT_EQ(all[i].source, survived[i].source);
+    EXPECT_EQ(all[i].seq, survived[i].seq);
+  }
+  // The resumed run built on the population it had: its first new prompt shows a survivor.
+  const auto& first_new = all[survived.size()];
+  EXPECT_FALSE(first_new.parents.empty());
+  EXPECT_TRUE(first_new.op == "mutate");
+  EXPECT_GE(out->best_speedup, best_before->speedup * 0.97);
+  EXPECT_EQ(out->status, store::RunStatus::kFinished);
+}
+
+}  // namespace
+}  // namespace kevo::evolve

@@ -1,6 +1,184 @@
-// Placeholder until its module lands.
+// `kevo import kernelbench FILE... --out DIR`, `kevo import evoengineer FILE.json --out DIR` and
+// `kevo export-torch TASK KERNEL.cu DIR` (docs/INTEROP.md).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
 #include "cli/commands.h"
+#include "interop/bridge.h"
+#include "interop/export.h"
+#include "interop/import.h"
+#include "interop/task_compat.h"
+#include "util/fs.h"
 
 namespace kevo::cli {
-void register_interop(CLI::App&, int&) {}
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ImportArgs {
+  std::vector<std::string> files;
+  std::string out = ".", category, flops, name;
+  bool force = false;
+  double timeout = 600;
+};
+
+void add_import_options(CLI::App* c, const std::shared_ptr<ImportArgs>& a) {
+  c->add_option("--out,-o", a->out, "Directory the task directories are written to")->capture_default_str();
+  c->add_option("--category", a->category, "Task category (default: guessed from the name)");
+  c->add_option("--flops", a->flops, "flops expression of the dims (default: a flagged lower bound)");
+  c->add_option("--name", a->name, "Task name (one input only; default: from the file or record)");
+  c->add_flag("--force", a->force, "Replace existing task directories");
+  c->add_option("--timeout", a->timeout, "Seconds one bridge request may take before the bridge is killed")
+      ->check(CLI::Range(1.0, 86400.0));
+}
+
+void print_imported(const interop::ImportedTask& t) {
+  std::printf("imported %s -> %s\n", t.name.c_str(), t.dir.string().c_str());
+  for (const auto& n : t.notes) std::printf("  note: %s\n", n.c_str());
+}
+
+Result<interop::TorchBridge> start_bridge(double timeout_s) {
+  interop::BridgeOptions bo;
+  bo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  return interop::TorchBridge::start(bo);
+}
+
+}  // namespace
+
+void register_interop(CLI::App& app, int& exit_code) {
+  auto* imp = app.add_subcommand("import", "Turn PyTorch problem files into kevo tasks (needs python3 with torch)");
+  imp->require_subcommand(1);
+
+  auto kb = std::make_shared<ImportArgs>();
+  auto* kbc = imp->add_subcommand(
+      "kernelbench",
+      "Import KernelBench problem files (Model, get_inputs, get_init_inputs). Exit codes: 0 all imported,\n"
+      "1 some failed, 20 no usable Python/torch.");
+  kbc->add_option("files", kb->files, "KernelBench .py files")->required();
+  add_import_options(kbc, kb);
+  kbc->callback([kb, &exit_code] {
+    if (!kb->name.empty() && kb->files.size() > 1) {
+      std::fprintf(stderr, "kevo import kernelbench: --name needs exactly one file\n");
+      exit_code = 21;
+      return;
+    }
+    auto bridge = start_bridge(kb->timeout);
+    if (!bridge) {
+      std::fprintf(stderr, "kevo import kernelbench: %s\n", bridge.error().message.c_str());
+      exit_code = 20;
+      return;
+    }
+    int failed = 0;
+    for (const auto& f : kb->files) {
+      if (!bridge->alive()) {  // a previous file hung or crashed it
+        auto again = start_bridge(kb->timeout);
+        if (!again) {
+          std::fprintf(stderr, "kevo import kernelbench: %s\n", again.error().message.c_str());
+          exit_code = 20;
+          return;
+        }
+        *bridge = std::move(*again);
+      }
+      interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
+      auto t = interop::import_kernelbench(*bridge, f, o);
+      if (!t) {
+        std::fprintf(stderr, "kevo import kernelbench: %s\n", t.error().message.c_str());
+        ++failed;
+        continue;
+      }
+      print_imported(*t);
+    }
+    exit_code = failed ? 1 : 0;
+  });
+
+  auto ee = std::make_shared<ImportArgs>();
+  auto* eec = imp->add_subcommand(
+      "evoengineer",
+      "Import EvoEngineer / AI CUDA Engineer records (original module, functional module, CUDA extension).\n"
+      "Exit codes: 0 all imported, 1 some failed, 20 no usable Python/torch, 21 unreadable file.");
+  eec->add_option("files", ee->files, "JSON dataset files")->required();
+  add_import_options(eec, ee);
+  eec->callback([ee, &exit_code] {
+    std::vector<std::pair<std::string, interop::EvoRecord>> records;
+    for (const auto& f : ee->files) {
+      auto recs = interop::parse_evoengineer(f);
+      if (!recs) {
+        std::fprintf(stderr, "kevo import evoengineer: %s\n", recs.error().message.c_str());
+        exit_code = 21;
+        return;
+      }
+      for (auto& r : *recs) records.emplace_back(f, std::move(r));
+    }
+    if (!ee->name.empty() && records.size() > 1) {
+      std::fprintf(stderr, "kevo import evoengineer: --name needs exactly one record (found %zu)\n", records.size());
+      exit_code = 21;
+      return;
+    }
+    auto bridge = start_bridge(ee->timeout);
+    if (!bridge) {
+      std::fprintf(stderr, "kevo import evoengineer: %s\n", bridge.error().message.c_str());
+      exit_code = 20;
+      return;
+    }
+    int failed = 0;
+    for (const auto& [file, rec] : records) {
+      if (!bridge->alive()) {
+        auto again = start_bridge(ee->timeout);
+        if (!again) {
+          std::fprintf(stderr, "kevo import evoengineer: %s\n", again.error().message.c_str());
+          exit_code = 20;
+          return;
+        }
+        *bridge = std::move(*again);
+      }
+      interop::ImportOptions o{ee->out, ee->name, ee->category, ee->flops, ee->force, 0};
+      auto t = interop::import_evoengineer_record(*bridge, rec, file, o);
+      if (!t) {
+        std::fprintf(stderr, "kevo import evoengineer: %s\n", t.error().message.c_str());
+        ++failed;
+        continue;
+      }
+      print_imported(*t);
+    }
+    exit_code = failed ? 1 : 0;
+  });
+
+  struct ExportArgs {
+    std::string task, kernel, dir, module;
+  };
+  auto ex = std::make_shared<ExportArgs>();
+  auto* exc = app.add_subcommand(
+      "export-torch",
+      "Write a kernel in the kevo ABI as a PyTorch extension: DIR/{kernel.cu, ext.cpp, loader.py, test_ext.py}.\n"
+      "Exit codes: 0 written, 21 bad task or arguments, 20 cannot write.");
+  exc->add_option("task", ex->task, "Task directory or bundled task name")->required();
+  exc->add_option("kernel", ex->kernel, "The kernel (.cu, kevo candidate ABI)")->required();
+  exc->add_option("dir", ex->dir, "Output directory")->required();
+  exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
+  exc->callback([ex, &exit_code] {
+    std::error_code ec;
+    fs::path tdir = ex->task;
+    if (!fs::exists(tdir, ec)) tdir = kevo_home() / "tasks" / ex->task;
+    auto task = interop::load_task_with_torch(tdir);
+    if (!task) {
+      std::fprintf(stderr, "kevo export-torch: %s\n", task.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    interop::ExportOptions o;
+    o.module_name = ex->module;
+    auto s = interop::export_torch(*task, ex->kernel, ex->dir, o);
+    if (!s) {
+      std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
+      exit_code = fs::exists(ex->kernel, ec) ? 20 : 21;
+      return;
+    }
+    std::printf("wrote %s/{kernel.cu, kevo/kernel.h, ext.cpp, loader.py, test_ext.py}\n"
+                "check it on a GPU machine with torch: python3 %s/test_ext.py\n",
+                ex->dir.c_str(), ex->dir.c_str());
+    exit_code = 0;
+  });
+}
+
 }  // namespace kevo::cli

@@ -1,0 +1,371 @@
+"""Loading a PyTorch reference (KernelBench style or functional) and running it.
+
+A reference file defines either
+  * ``class Model(nn.Module)`` plus ``get_inputs()`` and ``get_init_inputs()`` (KernelBench and the
+    functional rewrites of the AI CUDA Engineer / EvoEngineer, whose Model.forward calls a
+    ``module_fn``), or
+  * a plain function ``module_fn(*inputs)`` plus ``get_inputs()`` (a functional reference without
+    parameters).
+
+Sizes are top-level integer assignments (``batch_size = 16``). kevo varies them as the task's dims:
+``load`` rewrites those assignments before executing the file, so globals derived from them
+(``out = 2 * dim``) follow.
+"""
+
+import ast
+import contextlib
+import inspect
+import math
+import re
+import sys
+import types
+
+import torch
+
+from . import tensors
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+class ReferenceError_(Exception):
+    """A problem with the reference file itself (not a Python exception inside it)."""
+
+
+def _sanitize(name):
+    s = _IDENT.sub("_", name)
+    if not s or s[0].isdigit():
+        s = "t_" + s
+    return s
+
+
+def size_globals(tree):
+    """Top-level ``NAME = <positive int literal>`` assignments, in file order."""
+    out = {}
+    for node in tree.body:
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        if target is None:
+            continue
+        if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
+            out[target] = value.value
+        elif target in out:
+            del out[target]  # reassigned to something that is not a literal: not a size
+    return out
+
+
+def _override(tree, overrides, path):
+    seen = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name = node.target.id
+        else:
+            continue
+        if name in overrides:
+            node.value = ast.copy_location(ast.Constant(int(overrides[name])), node.value)
+            seen.add(name)
+    missing = sorted(set(overrides) - seen)
+    if missing:
+        raise ReferenceError_(
+            f"{path}: cannot set {', '.join(missing)}: no top-level assignment of that name "
+            f"(sizes are top-level integer assignments such as 'batch_size = 16')"
+        )
+
+
+@contextlib.contextmanager
+def _no_init():
+    """Makes torch.nn.init and the random fills cheap no-ops (shape-only loads of big models)."""
+    saved = []
+    names = [n for n in dir(torch.nn.init) if n.endswith("_") and not n.startswith("_")]
+    for n in names:
+        saved.append((torch.nn.init, n, getattr(torch.nn.init, n)))
+        setattr(torch.nn.init, n, lambda t, *a, **k: t)
+    for n in ("uniform_", "normal_"):
+        saved.append((torch.Tensor, n, getattr(torch.Tensor, n)))
+        setattr(torch.Tensor, n, lambda self, *a, **k: self)
+
+    def empty_like_fill(orig):
+        def f(*a, **k):
+            k.pop("generator", None)
+            return torch.empty(*a, **k)
+        return f
+
+    for n in ("randn", "rand"):
+        saved.append((torch, n, getattr(torch, n)))
+        setattr(torch, n, empty_like_fill(getattr(torch, n)))
+    try:
+        yield
+    finally:
+        for obj, n, f in reversed(saved):
+            setattr(obj, n, f)
+
+
+def _stats(t):
+    if t.numel() == 0:
+        return None
+    x = t.detach().to(torch.float64)
+    return {
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "mean": float(x.mean()),
+        "std": float(x.std(unbiased=False)) if t.numel() > 1 else 0.0,
+    }
+
+
+def _tensor_info(name, t, what, stats):
+    info = {
+        "name": name,
+        "kind": "tensor",
+        "dtype": tensors.kevo_dtype(t, what),
+        "torch_dtype": tensors.torch_dtype_name(t),
+        "shape": list(t.shape),
+    }
+    if stats:
+        info["stats"] = _stats(t)
+    return info
+
+
+class Reference:
+    def __init__(self, path, dims=None, seed=0, shapes_only=False):
+        self.path = path
+        self.shapes_only = shapes_only
+        with open(path, "r", encoding="utf-8") as f:
+            source = f.read()
+        tree = ast.parse(source, filename=path)
+        self.size_globals = size_globals(tree)
+        if dims:
+            _override(tree, dims, path)
+        self.module = types.ModuleType("kevo_reference")
+        self.module.__file__ = path
+        sys.modules["kevo_reference"] = self.module
+        code = compile(tree, path, "exec")
+        torch.manual_seed(seed)
+        exec(code, self.module.__dict__)
+        ns = self.module.__dict__
+        if "get_inputs" not in ns or not callable(ns["get_inputs"]):
+            raise ReferenceError_(f"{path}: defines no get_inputs() function")
+        self.model_cls = ns.get("Model")
+        self.fn = None
+        if self.model_cls is None:
+            fn = ns.get("module_fn")
+            if not callable(fn):
+                raise ReferenceError_(
+                    f"{path}: defines neither a Model class (KernelBench style) nor a module_fn "
+                    f"function (functional style)"
+                )
+            self.fn = fn
+        elif not (inspect.isclass(self.model_cls) and issubclass(self.model_cls, torch.nn.Module)):
+            raise ReferenceError_(f"{path}: Model is not a subclass of torch.nn.Module")
+        self.globals = {k: ns[k] for k in self.size_globals if type(ns.get(k)) is int}
+        self.seed = seed
+        with (_no_init() if shapes_only else contextlib.nullcontext()):
+            torch.manual_seed(seed)
+            if self.model_cls is not None:
+                init = ns.get("get_init_inputs", lambda: [])()
+                if not isinstance(init, (list, tuple)):
+                    raise ReferenceError_(f"{path}: get_init_inputs() must return a list, not {type(init).__name__}")
+                self.model = self.model_cls(*init)
+                self.callable = self.model
+            else:
+                self.model = None
+                self.callable = self.fn
+        self._check_state()
+        self.device = "cpu"
+        self.compiled = None
+
+    # ---- names ------------------------------------------------------------------------------
+    def _forward_param_names(self):
+        f = self.model.forward if self.model is not None else self.fn
+        names = []
+        for p in inspect.signature(f).parameters.values():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                names.append(p.name)
+        return names
+
+    def weight_items(self):
+        """(kevo name, torch path, tensor, kind) for every parameter and floating buffer."""
+        if self.model is None:
+            return []
+        items = []
+        for path, p in self.model.named_parameters():
+            items.append([_sanitize(path), path, p, "parameter"])
+        for path, b in self.model.named_buffers():
+            if b is None:
+                continue
+            items.append([_sanitize(path), path, b, "buffer"])
+        return items
+
+    def _check_state(self):
+        if self.model is None:
+            return
+        for mod_path, mod in self.model.named_modules():
+            for k, v in vars(mod).items():
+                if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                    where = f"{mod_path}.{k}" if mod_path else k
+                    raise ReferenceError_(
+                        f"{self.path}: Model holds tensor attribute '{where}' that is neither a "
+                        f"parameter nor a registered buffer; kevo cannot pass it to a kernel "
+                        f"(use nn.Parameter or register_buffer)"
+                    )
+
+    def arg_names(self, n):
+        params = self._forward_param_names()
+        names = []
+        for i in range(n):
+            names.append(_sanitize(params[i]) if i < len(params) else f"in{i}")
+        return names
+
+    # ---- describe ---------------------------------------------------------------------------
+    def sample_inputs(self):
+        with (_no_init() if self.shapes_only else contextlib.nullcontext()):
+            torch.manual_seed(self.seed + 1)
+            xs = self.module.get_inputs()
+        if not isinstance(xs, (list, tuple)):
+            raise ReferenceError_(f"{self.path}: get_inputs() must return a list, not {type(xs).__name__}")
+        return list(xs)
+
+    def describe(self, stats=True, forward="auto"):
+        xs = self.sample_inputs()
+        names = self.arg_names(len(xs))
+        args = []
+        for i, (n, x) in enumerate(zip(names, xs)):
+            if isinstance(x, torch.Tensor):
+                args.append(_tensor_info(n, x, f"input {i} ('{n}')", stats and not self.shapes_only))
+            elif isinstance(x, (bool,)):
+                raise ReferenceError_(f"{self.path}: get_inputs()[{i}] ('{n}') is a bool; kevo scalars are numbers")
+            elif isinstance(x, (int, float)):
+                args.append({"name": n, "kind": "scalar", "value": x, "is_int": isinstance(x, int)})
+            else:
+                raise ReferenceError_(
+                    f"{self.path}: get_inputs()[{i}] ('{n}') is a {type(x).__name__}; kevo inputs are "
+                    f"tensors or numbers"
+                )
+        taken = {a["name"] for a in args}
+        weights = []
+        for kname, path, t, kind in self._named_weights(len(xs)):
+            taken.add(kname)
+            info = _tensor_info(kname, t, f"{kind} '{path}'", stats and not self.shapes_only)
+            info["path"] = path
+            info["kind"] = kind
+            weights.append(info)
+        outs, method = self._output_shapes(xs, forward)
+        outputs = []
+        for i, o in enumerate(outs):
+            n = "out" if len(outs) == 1 else f"out{i}"
+            while n in taken:
+                n = "y_" + n
+            taken.add(n)
+            outputs.append({
+                "name": n,
+                "dtype": tensors.kevo_dtype(o, f"output {i}"),
+                "torch_dtype": tensors.torch_dtype_name(o),
+                "shape": list(o.shape),
+            })
+        return {
+            "path": self.path,
+            "style": "module" if self.model is not None else "function",
+            "globals": self.globals,
+            "args": args,
+            "weights": weights,
+            "outputs": outputs,
+            "output_shapes_from": method,
+        }
+
+    def _state_dict_on(self, device):
+        return {p: torch.empty_like(t, device=device) for _, p, t, _ in self.weight_items()}
+
+    def _output_shapes(self, xs, forward):
+        errors = []
+        if forward in ("auto", "meta"):
+            try:
+                mx = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in xs]
+                with torch.no_grad():
+                    if self.model is not None:
+                        out = torch.nn.utils.stateless.functional_call(
+                            self.model, self._state_dict_on("meta"), tuple(mx))
+                    else:
+                        out = self.fn(*mx)
+                return _flatten_outputs(out, self.path), "meta"
+            except ReferenceError_:
+                raise
+            except Exception as e:  # an op without a meta kernel: fall back to a real run
+                errors.append(f"meta: {type(e).__name__}: {e}")
+                if forward == "meta":
+                    raise
+        if self.shapes_only:
+            raise ReferenceError_(
+                f"{self.path}: cannot derive output shapes without running the model ("
+                + "; ".join(errors) + ")")
+        with torch.no_grad():
+            out = self.callable(*xs)
+        return _flatten_outputs(out, self.path), "cpu"
+
+    # ---- run --------------------------------------------------------------------------------
+    def to_device(self, device):
+        if device != self.device:
+            if self.model is not None:
+                self.model.to(device)
+            self.device = device
+            self.compiled = None
+
+    def set_weights(self, weights, n_args):
+        """weights: {kevo name or torch path: tensor}. Unknown names are errors."""
+        if not weights:
+            return
+        by_name = {}
+        for kname, path, t, kind in self._named_weights(n_args):
+            by_name[kname] = t
+            by_name[path] = t
+        with torch.no_grad():
+            for n, v in weights.items():
+                t = by_name.get(n)
+                if t is None:
+                    raise ReferenceError_(f"no parameter or buffer named '{n}' (known: "
+                                          + ", ".join(k for k in by_name) + ")")
+                if t.dim() == 0 and v.numel() == 1:
+                    v = v.reshape(())  # kevo passes 0-dim tensors with shape [1]
+                if tuple(t.shape) != tuple(v.shape):
+                    raise ReferenceError_(f"weight '{n}': shape {list(v.shape)} given, the module has "
+                                          f"{list(t.shape)}")
+                t.copy_(v.to(t.device, t.dtype))
+
+    def _named_weights(self, n_args):
+        # Argument names first; a weight whose name collides with one gets a "w_" prefix.
+        taken = set(self.arg_names(n_args))
+        out = []
+        for item in self.weight_items():
+            kname = item[0]
+            while kname in taken:
+                kname = "w_" + kname
+            taken.add(kname)
+            out.append((kname, item[1], item[2], item[3]))
+        return out
+
+    def run(self, args):
+        with torch.no_grad():
+            out = self.callable(*args)
+        return _flatten_outputs(out, self.path)
+
+
+def _flatten_outputs(out, path):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)) and out and all(isinstance(o, torch.Tensor) for o in out):
+        return list(out)
+    raise ReferenceError_(
+        f"{path}: forward returned {type(out).__name__}; kevo needs a tensor or a tuple of tensors")
+
+
+def median_ci(samples):
+    """Median and an approximate 95% confidence interval from order statistics."""
+    s = sorted(samples)
+    n = len(s)
+    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+    h = 1.96 * math.sqrt(n) / 2
+    lo = s[max(0, int(math.floor(n / 2 - h)))]
+    hi = s[min(n - 1, int(math.ceil(n / 2 + h)))]
+    return med, lo, hi

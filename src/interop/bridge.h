@@ -1,0 +1,154 @@
+// The C++ side of the PyTorch bridge (docs/INTEROP.md): kevo starts `python3 -m kevo_bridge` as a
+// persistent child and exchanges framed JSON with it (4-byte little-endian length + JSON) on the
+// child's stdin/stdout; tensors travel as .npy files in a private temporary directory this class
+// owns. Every request has a deadline: a bridge that does not answer in time is killed (its whole
+// process group) and the request fails with "timeout". Errors raised by user Python come back as
+// error values that carry the Python traceback.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "task/tensor.h"
+#include "util/result.h"
+#include "util/subprocess.h"
+
+namespace kevo::interop {
+
+using ojson = nlohmann::ordered_json;
+
+struct BridgeOptions {
+  std::string python;                     // empty: find_torch_python()
+  std::filesystem::path python_path;      // folder holding kevo_bridge/; empty: kevo_home()/python
+  std::chrono::milliseconds start_timeout{120000};    // process start + `hello` (importing torch)
+  std::chrono::milliseconds request_timeout{300000};  // default deadline of one request
+};
+
+struct BridgeInfo {
+  int protocol = 0;
+  std::string python, torch, numpy, device_name;
+  bool cuda = false, has_compile = false;
+};
+
+struct TensorStats {
+  double min = 0, max = 0, mean = 0, std = 0;
+};
+
+// One tensor as the bridge describes it.
+struct BridgeTensor {
+  std::string name;         // kevo name (inputs: forward's parameter names; weights: "conv.weight" -> "conv_weight")
+  std::string kind;         // "tensor" (argument or output), "parameter" or "buffer"
+  std::string path;         // weights: the torch path ("conv.weight")
+  std::string torch_dtype;  // "float32", "bool", ...
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::optional<TensorStats> stats;
+};
+
+// One positional argument of forward: a tensor or a number.
+struct BridgeArg {
+  std::string name;
+  bool scalar = false;
+  double value = 0;  // scalar: the value get_inputs() returned
+  bool is_int = false;
+  BridgeTensor tensor;
+};
+
+struct Description {
+  std::string path, style;  // style: "module" or "function"
+  std::string output_shapes_from;  // "meta" (no computation) or "cpu" (a real forward)
+  std::vector<std::pair<std::string, int64_t>> globals;  // top-level integer sizes, file order
+  std::vector<BridgeArg> args;
+  std::vector<BridgeTensor> weights, outputs;
+};
+
+struct TimeOptions {
+  std::vector<std::string> modes{"eager", "compile"};
+  std::string device = "cuda";
+  int warmup = 3, min_reps = 10, max_reps = 1000;
+  double budget_s = 4.0;  // per mode; sampling also stops once the median's 95% CI is within 2%
+};
+
+struct TimedMode {
+  bool ok = false;
+  std::string error;  // when !ok (e.g. torch.compile missing in torch < 2.0)
+  double median_ms = 0, ci_low_ms = 0, ci_high_ms = 0, min_ms = 0;
+  int n = 0;
+};
+
+struct TimeResult {
+  std::string device_name;
+  std::map<std::string, TimedMode> modes;
+};
+
+// The first of $KEVO_PYTHON, python3 on PATH, /usr/bin/python3 that imports torch and numpy;
+// the error lists what was tried and why each failed.
+Result<std::string> find_torch_python();
+
+class TorchBridge {
+ public:
+  static Result<TorchBridge> start(const BridgeOptions& opts = {});
+  TorchBridge(TorchBridge&& o) noexcept;
+  TorchBridge& operator=(TorchBridge&& o) noexcept;
+  TorchBridge(const TorchBridge&) = delete;
+  TorchBridge& operator=(const TorchBridge&) = delete;
+  ~TorchBridge();
+
+  const BridgeInfo& info() const { return info_; }
+  bool alive() const { return child_.pid > 0; }
+  // The last bytes the bridge wrote to stderr (user prints go there too).
+  const std::string& stderr_tail() const { return err_tail_; }
+
+  // Loads a reference file; `dims` overrides its top-level integer sizes. shapes_only skips
+  // weight initialization and random fills (for describing big models quickly); such a load
+  // cannot run.
+  Status load(const std::filesystem::path& file, const std::map<std::string, int64_t>& dims = {},
+              uint64_t seed = 0, bool shapes_only = false);
+  // Calls get_inputs() and reports arguments, weights (parameters and buffers) and outputs
+  // (shapes from the meta device where possible). stats: min/max/mean/std of every tensor.
+  Result<Description> describe(bool stats = true);
+  // Runs forward on `device` ("cpu" or "cuda"). `inputs` holds the tensor arguments and any
+  // weights, by the names describe() gives; scalar arguments come from `scalars` by name, else
+  // from get_inputs(). Returns the outputs in order, named as describe() names them.
+  Result<std::vector<HostTensor>> run(const std::vector<HostTensor>& inputs,
+                                      const std::map<std::string, double>& scalars = {},
+                                      const std::string& device = "cpu");
+  // Times eager (and torch.compile) forward with CUDA events, an L2 flush before every call and
+  // the median of many calls. Fails with "no CUDA: ..." where torch sees no GPU.
+  Result<TimeResult> time(const std::vector<HostTensor>& inputs,
+                          const std::map<std::string, double>& scalars = {},
+                          const TimeOptions& opts = {});
+  // Asks the bridge to exit; kills it if it does not within a few seconds. Idempotent.
+  void stop();
+
+  // One raw request ({"op": ...}); the reply when ok, else an error carrying the Python
+  // traceback. A missed deadline kills the bridge.
+  Result<ojson> request(ojson req, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+ private:
+  TorchBridge() = default;
+  Status send(const ojson& msg, std::chrono::steady_clock::time_point deadline);
+  Result<ojson> receive(std::chrono::steady_clock::time_point deadline, const std::string& op);
+  void drain_stderr();
+  void kill_child();
+  Status build_args(const std::vector<HostTensor>& inputs,
+                           const std::map<std::string, double>& scalars, ojson& req);
+  void cleanup_files();
+
+  Child child_;
+  BridgeOptions opts_;
+  BridgeInfo info_;
+  std::filesystem::path dir_;
+  std::string err_tail_, out_buf_;
+  std::optional<Description> desc_;
+  int next_id_ = 1, file_counter_ = 0;
+  std::vector<std::filesystem::path> files_;
+};
+
+}  // namespace kevo::interop

@@ -1,0 +1,59 @@
+#include "interop/oracle.h"
+
+#include "util/fs.h"
+
+namespace kevo::interop {
+
+Result<TorchOracle> TorchOracle::create(TorchBridge& bridge, const Task& task,
+                                        const std::filesystem::path& reference) {
+  TorchOracle o(bridge, task);
+  o.reference_ = reference;
+  std::error_code ec;
+  if (std::filesystem::exists(task.dir / "torch.json", ec)) {
+    auto text = read_file(task.dir / "torch.json");
+    if (!text) return text.unexpected();
+    auto j = ojson::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.contains("size_dims"))
+      return fail("{}: not a kevo torch.json (no size_dims)", (task.dir / "torch.json").string());
+    for (const auto& d : j["size_dims"]) o.size_dims_.push_back(d.get<std::string>());
+  } else {
+    o.size_dims_ = task.dims;
+  }
+  return o;
+}
+
+Result<std::vector<HostTensor>> TorchOracle::outputs(const Config& c, const std::vector<HostTensor>& inputs,
+                                                     const std::string& device) {
+  if (!loaded_ || loaded_config_ != c.name) {
+    std::map<std::string, int64_t> dims;
+    for (const auto& d : size_dims_) dims[d] = c.dims.at(d);
+    loaded_ = false;
+    KEVO_TRY(bridge_->load(reference_, dims));
+    loaded_ = true;
+    loaded_config_ = c.name;
+  }
+  auto outs = bridge_->run(inputs, {}, device);
+  if (!outs) return outs.unexpected();
+  if (outs->size() != task_->outputs.size())
+    return fail("{}: the PyTorch reference returns {} outputs, the task declares {}", reference_.string(),
+                outs->size(), task_->outputs.size());
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const TensorSpec& spec = task_->outputs[i];
+    HostTensor& t = (*outs)[i];
+    auto shape = task_->shape_of(spec, c);
+    if (!shape) return shape.unexpected();
+    int64_t n = 1;
+    for (auto s : *shape) n *= s;
+    if (t.dtype != spec.dtype)
+      return fail("{}: output {} is {}, the task declares {}", reference_.string(), i, dtype_name(t.dtype),
+                  dtype_name(spec.dtype));
+    if (t.numel() != n)
+      return fail("{}: config '{}': output {} has {} elements, the task declares {}", reference_.string(), c.name,
+                  i, t.numel(), n);
+    t.shape = *shape;
+    t.name = spec.name;
+  }
+  return outs;
+}
+
+}  // namespace kevo::interop

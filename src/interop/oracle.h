@@ -1,0 +1,36 @@
+// The PyTorch oracle for the checker: reference outputs of a task config computed by the bridge.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "interop/bridge.h"
+#include "task/task.h"
+#include "task/tensor.h"
+
+namespace kevo::interop {
+
+class TorchOracle {
+ public:
+  // `reference`: the task's torch_reference file. The size dims (those the reference's top-level
+  // assignments define) come from task.dir/torch.json when present, else all of the task's dims.
+  static Result<TorchOracle> create(TorchBridge& bridge, const Task& task,
+                                    const std::filesystem::path& reference);
+  // Outputs for `inputs` (task order: arguments, then weights) on `device` ("cpu" or "cuda"),
+  // checked against the task's output dtypes and numels and given the task's output shapes and
+  // names. Reloads the reference only when the config changes.
+  Result<std::vector<HostTensor>> outputs(const Config& c, const std::vector<HostTensor>& inputs,
+                                          const std::string& device = "cpu");
+
+ private:
+  TorchOracle(TorchBridge& b, const Task& t) : bridge_(&b), task_(&t) {}
+  TorchBridge* bridge_;
+  const Task* task_;
+  std::filesystem::path reference_;
+  std::vector<std::string> size_dims_;
+  std::string loaded_config_;
+  bool loaded_ = false;
+};
+
+}  // namespace kevo::interop

@@ -1,0 +1,7 @@
+# Malformed: no get_inputs().
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x

@@ -1,0 +1,316 @@
+// `kevo import`: KernelBench and EvoEngineer samples become tasks that the task parser accepts
+// (through interop::load_task_with_torch until the loader knows oracle = "torch"); malformed
+// inputs fail naming the file and the problem.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "interop/import.h"
+#include "interop/oracle.h"
+#include "task/tensor.h"
+#include "interop/task_compat.h"
+#include "task/task.h"
+#include "test_support.h"
+#include "util/fs.h"
+
+namespace kevo::interop {
+namespace {
+
+using testing::data;
+using testing::TempDir;
+
+const TensorSpec* find(const std::vector<TensorSpec>& v, const std::string& name) {
+  for (const auto& t : v)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// Imports and loads back; checks the rules every task must satisfy.
+Result<Task> import_and_load(TorchBridge* b, const std::string& file, const fs::path& out,
+                             ImportedTask* info = nullptr) {
+  ImportOptions o;
+  o.out_dir = out;
+  auto t = import_kernelbench(*b, data(file), o);
+  if (!t) return t.unexpected();
+  if (info) *info = *t;
+  TorchTaskInfo ti;
+  auto task = load_task_with_torch(t->dir, &ti);
+  if (!task) return task;
+  EXPECT_TRUE(ti.oracle_is_torch);
+  EXPECT_TRUE(ti.reference && fs::exists(*ti.reference));
+  EXPECT_FALSE(fs::exists(t->dir / "reference.cpp")) << "no pretend CPU reference";
+  EXPECT_FALSE(fs::exists(t->dir / "baseline.cu")) << "the baseline comes from kevo translate";
+  EXPECT_TRUE(fs::exists(t->dir / "torch.json"));
+  int visible = 0, held = 0;
+  for (const auto& c : task->configs) (c.held_out ? held : visible)++;
+  EXPECT_GE(visible, 3);
+  EXPECT_GE(held, 1);
+  EXPECT_EQ(task->main().name, "main");
+  return task;
+}
+
+TEST(Import, KernelBenchSoftmax) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  ImportedTask info;
+  auto task = import_and_load(b, "kb_softmax.py", tmp.path, &info);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->name, "kb_softmax");
+  EXPECT_EQ(task->category, "softmax");
+  EXPECT_EQ(task->dims, (std::vector<std::string>{"batch_size", "dim"}));
+  ASSERT_EQ(task->inputs.size(), 1u);
+  EXPECT_EQ(task->inputs[0].name, "x");
+  EXPECT_EQ(task->inputs[0].shape, (std::vector<std::string>{"batch_size", "dim"}));
+  EXPECT_EQ(task->inputs[0].init.dist, Dist::Normal);
+  ASSERT_EQ(task->outputs.size(), 1u);
+  EXPECT_EQ(task->outputs[0].shape, (std::vector<std::string>{"batch_size", "dim"}));
+  EXPECT_EQ(task->main().dims.at("batch_size"), 16);
+  EXPECT_EQ(task->main().dims.at("dim"), 16384);
+  auto bytes = task->bytes(task->main());
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(*bytes, 8.0 * 16 * 16384);
+  // The module source is in the description, and the copy is the reference.
+  EXPECT_NE(task->description.find("torch.softmax(x, dim=1)"), std::string::npos);
+  EXPECT_EQ(*read_file(task->dir / "reference.py"), *read_file(data("kb_softmax.py")));
+  auto toml = read_file(task->dir / "task.toml");
+  EXPECT_NE(toml->find("oracle = \"torch\""), std::string::npos);
+  EXPECT_NE(toml->find("torch_reference = \"reference.py\""), std::string::npos);
+  EXPECT_NE(toml->find("flops: NOT DERIVED"), std::string::npos);
+  bool ragged = false;
+  for (const auto& c : task->configs) ragged |= c.dims.at("dim") % 32 != 0;
+  EXPECT_TRUE(ragged);
+  // A second import into the same place is refused without overwrite.
+  ImportOptions o;
+  o.out_dir = tmp.path;
+  auto again = import_kernelbench(*b, data("kb_softmax.py"), o);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("already exists"), std::string::npos);
+  o.overwrite = true;
+  o.flops = "5*batch_size*dim";
+  auto forced = import_kernelbench(*b, data("kb_softmax.py"), o);
+  ASSERT_TRUE(forced) << forced.error().message;
+  auto t2 = load_task_with_torch(forced->dir);
+  ASSERT_TRUE(t2) << t2.error().message;
+  EXPECT_EQ(t2->flops_expr, "5*batch_size*dim");
+}
+
+TEST(Import, ParametersBecomeNamedWeights) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_and_load(b, "kb_linear_gelu.py", tmp.path);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->category, "matmul");
+  EXPECT_EQ(task->dims, (std::vector<std::string>{"batch_size", "in_features", "out_features"}));
+  ASSERT_EQ(task->inputs.size(), 3u);
+  const TensorSpec* w = find(task->inputs, "linear_weight");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->role, Role::Weight);
+  EXPECT_EQ(w->shape, (std::vector<std::string>{"out_features", "in_features"}));
+  EXPECT_FALSE(w->init.wide);
+  EXPECT_EQ(find(task->inputs, "linear_bias")->shape, (std::vector<std::string>{"out_features"}));
+  EXPECT_EQ(task->outputs[0].shape, (std::vector<std::string>{"batch_size", "out_features"}));
+  auto side = read_file(task->dir / "torch.json");
+  EXPECT_NE(side->find("\"path\": \"linear.weight\""), std::string::npos) << *side;
+}
+
+TEST(Import, NonLinearSizesBecomeDerivedDims) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  ImportedTask info;
+  auto task = import_and_load(b, "kb_conv_bn.py", tmp.path, &info);
+  ASSERT_TRUE(task) << task.error().message;
+  // conv output (H - k) // stride + 1 is not linear: derived dims measured per config.
+  const auto& out = task->outputs[0].shape;
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], "batch_size");
+  EXPECT_EQ(out[1], "out_channels");
+  EXPECT_EQ(out[2], "out_d2");
+  EXPECT_EQ(out[3], "out_d3");
+  EXPECT_EQ(task->main().dims.at("out_d2"), 31);
+  for (const auto& c : task->configs) {
+    // measured values agree with the conv formula at every config
+    int64_t h = c.dims.at("height"), k = c.dims.at("kernel_size"), s = c.dims.at("stride");
+    EXPECT_EQ(c.dims.at("out_d2"), (h - k) / s + 1) << c.name;
+  }
+  const TensorSpec* cw = find(task->inputs, "conv_weight");
+  ASSERT_NE(cw, nullptr);
+  EXPECT_EQ(cw->shape, (std::vector<std::string>{"out_channels", "in_channels", "kernel_size", "kernel_size"}));
+  // running_var (all ones) stays positive; the i64 counter is an int input.
+  const TensorSpec* rv = find(task->inputs, "bn_running_var");
+  ASSERT_NE(rv, nullptr);
+  EXPECT_EQ(rv->init.dist, Dist::Uniform);
+  EXPECT_GT(rv->init.a, 0);
+  const TensorSpec* nb = find(task->inputs, "bn_num_batches_tracked");
+  ASSERT_NE(nb, nullptr);
+  EXPECT_EQ(nb->dtype, DType::I64);
+  EXPECT_EQ(nb->shape, (std::vector<std::string>{"1"}));
+  bool noted = false;
+  for (const auto& n : info.notes) noted |= n.find("derived dim 'out_d2'") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Import, ImportedTaskRunsAsOracleOnGeneratedInputs) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_and_load(b, "kb_conv_bn.py", tmp.path);
+  ASSERT_TRUE(task) << task.error().message;
+  auto oracle = TorchOracle::create(*b, *task, task->dir / "reference.py");
+  ASSERT_TRUE(oracle) << oracle.error().message;
+  for (const auto& c : task->configs) {
+    if (c.name != "small" && c.name != "minus_one") continue;
+    auto inputs = generate_inputs(*task, c, 7, false);  // kevo's inputs, weights included
+    ASSERT_TRUE(inputs) << inputs.error().message;
+    auto outs = oracle->outputs(c, *inputs);
+    ASSERT_TRUE(outs) << c.name << ": " << outs.error().message;
+    ASSERT_EQ(outs->size(), 1u);
+    EXPECT_EQ((*outs)[0].shape, *task->shape_of(task->outputs[0], c)) << c.name;
+    double mn = 1e300;
+    for (int64_t i = 0; i < (*outs)[0].numel(); ++i) mn = std::min(mn, (*outs)[0].at(static_cast<size_t>(i)));
+    EXPECT_GE(mn, 0.0) << "relu output";
+  }
+}
+
+TEST(Import, IntegerTargetsAndScalarOutput) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_and_load(b, "kb_cross_entropy.py", tmp.path);
+  ASSERT_TRUE(task) << task.error().message;
+  const TensorSpec* t = find(task->inputs, "targets");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->dtype, DType::I64);
+  EXPECT_EQ(t->init.dist, Dist::Int);
+  EXPECT_EQ(t->init.low_expr, "0");
+  EXPECT_EQ(t->init.high_expr, "num_classes");  // class indices follow the number of classes
+  EXPECT_EQ(task->outputs[0].shape, (std::vector<std::string>{"1"}));  // 0-dim loss
+  EXPECT_EQ(task->category, "loss");
+}
+
+TEST(Import, FunctionalReferenceWithParameters) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_and_load(b, "fn_layernorm.py", tmp.path);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->category, "norm");
+  ASSERT_NE(find(task->inputs, "weight"), nullptr);
+  EXPECT_EQ(find(task->inputs, "weight")->shape, (std::vector<std::string>{"features"}));
+  EXPECT_EQ(find(task->inputs, "weight")->role, Role::Weight);
+}
+
+TEST(Import, MalformedKernelBenchFilesFailNamingTheFile) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  struct Case {
+    const char* file;
+    const char* expect;
+  };
+  for (const Case& c : {Case{"malformed/no_get_inputs.py", "no get_inputs()"},
+                        Case{"malformed/syntax_error.py", "SyntaxError"},
+                        Case{"malformed/raises.py", "kevo-test: get_inputs is broken on purpose"},
+                        Case{"malformed/float64.py", "float64 has no kevo equivalent"},
+                        Case{"malformed/tensor_attribute.py", "neither a parameter nor a registered buffer"},
+                        Case{"malformed/returns_dict.py", "forward returned dict"}}) {
+    ImportOptions o;
+    o.out_dir = tmp.path;
+    auto t = import_kernelbench(*b, data(c.file), o);
+    ASSERT_FALSE(t) << c.file << " was imported";
+    const std::string& m = t.error().message;
+    EXPECT_NE(m.find(c.file), std::string::npos) << "the error must name the file: " << m;
+    EXPECT_NE(m.find(c.expect), std::string::npos) << c.file << ": " << m;
+    EXPECT_EQ(m.find(".importing."), std::string::npos) << "no staging paths in errors: " << m;
+  }
+  // Nothing half-written is left behind.
+  for (const auto& e : fs::directory_iterator(tmp.path))
+    EXPECT_EQ(e.path().filename().string().find(".importing"), std::string::npos) << e.path();
+}
+
+TEST(Import, HardCodedSizesAreRejected) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  std::ofstream(tmp.path / "fixed.py") << "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                                          "    def forward(self, x):\n        return x + 1\n\n"
+                                          "def get_inputs():\n    return [torch.randn(16, 100)]\n\n"
+                                          "def get_init_inputs():\n    return []\n";
+  ImportOptions o;
+  o.out_dir = tmp.path / "out";
+  auto t = import_kernelbench(*b, tmp.path / "fixed.py", o);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("no size to vary"), std::string::npos) << t.error().message;
+}
+
+TEST(Import, EvoEngineerRecords) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto recs = parse_evoengineer(data("ee_records.json"));
+  ASSERT_TRUE(recs) << recs.error().message;
+  ASSERT_EQ(recs->size(), 2u);
+  EXPECT_EQ((*recs)[0].name, "relu_scale");
+  for (const auto& r : *recs) {
+    ImportOptions o;
+    o.out_dir = tmp.path;
+    auto t = import_evoengineer_record(*b, r, data("ee_records.json"), o);
+    ASSERT_TRUE(t) << t.error().message;
+    TorchTaskInfo ti;
+    auto task = load_task_with_torch(t->dir, &ti);
+    ASSERT_TRUE(task) << task.error().message;
+    EXPECT_TRUE(ti.oracle_is_torch);
+    ASSERT_TRUE(ti.baseline);
+    EXPECT_EQ(*read_file(*ti.baseline), r.cuda);
+    EXPECT_EQ(*read_file(t->dir / "reference.py"), r.functional);
+    EXPECT_EQ(*read_file(t->dir / "original.py"), r.original);
+  }
+  auto lin = load_task_with_torch(tmp.path / "linear_bias");
+  ASSERT_TRUE(lin) << lin.error().message;
+  EXPECT_EQ(find(lin->inputs, "weight")->shape, (std::vector<std::string>{"out_features", "in_features"}));
+  EXPECT_EQ(find(lin->inputs, "weight")->role, Role::Weight);
+}
+
+TEST(Import, MalformedEvoEngineerFilesFailClearly) {
+  auto bad = parse_evoengineer(data("malformed/ee_bad_json.json"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("ee_bad_json.json: not valid JSON"), std::string::npos) << bad.error().message;
+  auto missing = parse_evoengineer(data("malformed/ee_missing_key.json"));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("record 'relu': missing the functional module (func_py_code)"),
+            std::string::npos)
+      << missing.error().message;
+  auto none = parse_evoengineer(data("does_not_exist.json"));
+  ASSERT_FALSE(none);
+
+  KEVO_BRIDGE_OR_SKIP(b);
+  auto recs = parse_evoengineer(data("malformed/ee_functional_raises.json"));
+  ASSERT_TRUE(recs) << recs.error().message;
+  TempDir tmp;
+  ImportOptions o;
+  o.out_dir = tmp.path;
+  auto t = import_evoengineer_record(*b, (*recs)[0], data("malformed/ee_functional_raises.json"), o);
+  ASSERT_FALSE(t);
+  const std::string& m = t.error().message;
+  EXPECT_NE(m.find("ee_functional_raises.json (record 'broken')"), std::string::npos) << m;
+  EXPECT_NE(m.find("NameError: name 'undefined_name' is not defined"), std::string::npos) << m;
+  EXPECT_FALSE(fs::exists(tmp.path / "broken"));
+}
+
+TEST(Import, TaskNames) {
+  EXPECT_EQ(task_name_from("19_ReLU"), "19_relu");
+  EXPECT_EQ(task_name_from("1_Square_matrix_multiplication_"), "1_square_matrix_multiplication");
+  EXPECT_EQ(task_name_from("a--b..c"), "a_b_c");
+  EXPECT_EQ(task_name_from("___"), "imported");
+}
+
+TEST(TaskCompat, StripsOnlyTorchKeys) {
+  std::string t = "name = \"x\"\noracle = \"torch\"\ntorch_reference = \"reference.py\"\n"
+                  "torch_baseline = \"b.cu\"\n[[inputs]]\nname = \"oracle\"\n";
+  std::string s = strip_torch_keys(t);
+  EXPECT_EQ(s, "name = \"x\"\noracle = \"reference\"\n[[inputs]]\nname = \"oracle\"\n");
+  auto info = torch_info_from_toml(t, "/d");
+  ASSERT_TRUE(info);
+  EXPECT_TRUE(info->oracle_is_torch);
+  EXPECT_EQ(*info->reference, fs::path("/d/reference.py"));
+  EXPECT_EQ(*info->baseline, fs::path("/d/b.cu"));
+  auto bad = torch_info_from_toml("oracle = \"torch\"\n", "/d");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("needs torch_reference"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kevo::interop

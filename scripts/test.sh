@@ -5,6 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
 ./scripts/setup.sh
+# PyTorch interop tests use Debian's CPU build of torch (they skip, visibly, without it).
+if ! dpkg -s python3-torch python3-numpy >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch python3-numpy || \
+    echo "NOTE: python3-torch could not be installed: PyTorch interop tests will skip"
+fi
 command -v nvcc >/dev/null || echo "NOTE: nvcc not found: kernel-compiling tests will skip (visibly)"
 (cd build && ctest --output-on-failure -j2)
 echo "== GPU tests on this machine (skip without a GPU):"

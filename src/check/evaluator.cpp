@@ -7,6 +7,7 @@
 
 #include "check/compare.h"
 #include "check/cpu_reference.h"
+#include "interop/oracle.h"
 #include "run/runner_client.h"
 #include "task/tensor.h"
 #include "util/fs.h"
@@ -192,6 +193,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     return v;
   };
 
+  if (opts.baseline_mode && !task.has_baseline()) {
+    v.set(Outcome::InfraError, "task",
+          fmt::format("{} has no baseline.cu yet (tasks imported from PyTorch get one from a "
+                      "translation step; write one in the candidate ABI meanwhile)",
+                      task.dir.string()));
+    return finish();
+  }
   auto src = read_file(opts.baseline_mode ? task.baseline_path() : opts.candidate);
   if (!src) {
     v.set(Outcome::InfraError, "input", src.error().message);
@@ -251,9 +259,10 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   }
   if (opts.compile_only) return finish();
 
-  // Baseline (for timing, and as the oracle unless the task or mode says CPU reference).
+  // Baseline (for timing, and as the oracle unless the task or mode says otherwise). Tasks
+  // imported from PyTorch may have none yet: then the candidate is timed alone.
   std::optional<CompileResult> base_so;
-  if (!opts.baseline_mode) {
+  if (!opts.baseline_mode && task.has_baseline()) {
     auto bsrc = read_file(task.baseline_path());
     if (!bsrc) {
       v.set(Outcome::InfraError, "task", bsrc.error().message);
@@ -269,9 +278,32 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     }
     base_so = *b;
   }
-  bool cpu_oracle = opts.baseline_mode || task.oracle_is_reference;
+  bool torch_oracle = task.oracle_is_torch;
+  bool cpu_oracle = !torch_oracle && (opts.baseline_mode || task.oracle_is_reference);
+  if (!torch_oracle && !cpu_oracle && !base_so) {
+    v.set(Outcome::InfraError, "task",
+          fmt::format("{} has no baseline.cu to serve as the oracle", task.dir.string()));
+    return finish();
+  }
   std::optional<CpuReference> cpu_ref;
-  if (cpu_oracle) {
+  std::optional<interop::TorchBridge> bridge;
+  std::optional<interop::TorchOracle> torch_ref;
+  if (torch_oracle) {
+    // The PyTorch reference runs in its own Python process, started from the checker: never in the
+    // candidate's process.
+    auto b = interop::TorchBridge::start();
+    if (!b) {
+      v.set(Outcome::InfraError, "torch", fmt::format("cannot start the PyTorch bridge: {}", b.error().message));
+      return finish();
+    }
+    bridge.emplace(std::move(*b));
+    auto o = interop::TorchOracle::create(*bridge, task, task.torch_reference_path());
+    if (!o) {
+      v.set(Outcome::InfraError, "torch", o.error().message);
+      return finish();
+    }
+    torch_ref.emplace(std::move(*o));
+  } else if (cpu_oracle) {
     auto rsrc = read_file(task.reference_path());
     if (!rsrc) {
       v.set(Outcome::InfraError, "task", rsrc.error().message);
@@ -327,6 +359,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   // Reference outputs for a set of inputs, from the CPU reference or the oracle process.
   auto oracle = [&](const Config& c, const std::vector<HostTensor>& ins) -> Result<std::vector<std::vector<double>>> {
     if (cpu_ref) return cpu_ref->run(task, c, ins);
+    if (torch_ref) {
+      auto outs = torch_ref->outputs(c, ins, "cuda");
+      if (!outs) return fail("the PyTorch reference failed on config '{}': {}", c.name, outs.error().message);
+      std::vector<std::vector<double>> d;
+      for (const auto& t : *outs) d.push_back(to_doubles(t));
+      return d;
+    }
     auto p = prepare(task, c, ins, false);
     if (!p) return p.unexpected();
     KEVO_TRY(oracle_runner->arena().resize(p->layout.size));

@@ -49,22 +49,16 @@ std::string strip_torch_keys(std::string_view text) {
 }
 
 Result<Task> load_task_with_torch(const fs::path& dir_arg, TorchTaskInfo* info_out) {
-  std::error_code ec;
-  fs::path dir = dir_arg;
-  if (fs::is_regular_file(dir, ec) && dir.filename() == "task.toml") dir = dir.parent_path();
-  auto text = read_file(dir / "task.toml");
-  if (!text) return text.unexpected();
-  auto info = torch_info_from_toml(*text, dir);
-  if (!info) return info.unexpected();
-  if (info_out) *info_out = *info;
-  if (!info->oracle_is_torch && !info->reference) return load_task(dir);
-  auto task = parse_task(strip_torch_keys(*text), dir / "task.toml");
+  // The task loader knows the torch keys now; this keeps the TorchTaskInfo view for callers.
+  auto task = load_task(dir_arg);
   if (!task) return task;
-  task->dir = dir;
-  if (info->reference && !fs::exists(*info->reference, ec))
-    return fail("{}: missing (task.toml names it as torch_reference)", info->reference->string());
-  if (info->baseline && !fs::exists(*info->baseline, ec))
-    return fail("{}: missing (task.toml names it as torch_baseline)", info->baseline->string());
+  if (info_out) {
+    info_out->oracle_is_torch = task->oracle_is_torch;
+    info_out->reference.reset();
+    info_out->baseline.reset();
+    if (!task->torch_reference.empty()) info_out->reference = task->torch_reference_path();
+    if (!task->torch_baseline.empty()) info_out->baseline = task->dir / task->torch_baseline;
+  }
   return task;
 }
 

@@ -31,6 +31,16 @@ Result<std::vector<int64_t>> Task::shape_of(const TensorSpec& t, const Config& c
   return shape;
 }
 
+bool Task::has_baseline() const {
+  std::error_code ec;
+  return fs::exists(baseline_path(), ec);
+}
+
+bool Task::has_cpu_reference() const {
+  std::error_code ec;
+  return fs::exists(reference_path(), ec);
+}
+
 std::vector<int64_t> Task::dim_values(const Config& c) const {
   std::vector<int64_t> v;
   for (const auto& d : dims) v.push_back(c.dims.at(d));
@@ -101,7 +111,8 @@ Result<std::string> get_expr(const Ctx& ctx, const toml::node* n, std::string_vi
 const std::set<std::string> kKnownTop = {"name",      "category", "description", "dims",
                                          "flops",     "bytes",    "libraries",   "inplace",
                                          "workspace", "oracle",   "inputs",      "outputs",
-                                         "scalars",   "configs",  "tolerance"};
+                                         "scalars",   "configs",  "tolerance",
+                                         "torch_reference", "torch_baseline"};
 
 Status check_unknown_keys(const Ctx& ctx, const toml::table& t, const std::set<std::string>& known,
                           std::string_view where) {
@@ -312,9 +323,19 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   task.inplace = *inplace;
   auto oracle = get_string(ctx, root, "oracle", "oracle", std::string("baseline"));
   if (!oracle) return oracle.unexpected();
-  if (*oracle != "baseline" && *oracle != "reference")
-    return ctx.err(root.get("oracle"), "oracle", "must be \"baseline\" or \"reference\", not '{}'", *oracle);
+  if (*oracle != "baseline" && *oracle != "reference" && *oracle != "torch")
+    return ctx.err(root.get("oracle"), "oracle",
+                   "must be \"baseline\", \"reference\" or \"torch\", not '{}'", *oracle);
   task.oracle_is_reference = *oracle == "reference";
+  task.oracle_is_torch = *oracle == "torch";
+  for (const char* k : {"torch_reference", "torch_baseline"}) {
+    auto v = get_string(ctx, root, k, k, std::string());
+    if (!v) return v.unexpected();
+    (std::string_view(k) == "torch_reference" ? task.torch_reference : task.torch_baseline) = *v;
+  }
+  if (task.oracle_is_torch && task.torch_reference.empty())
+    return ctx.err(&root, "torch_reference",
+                   "oracle = \"torch\" needs torch_reference = \"reference.py\" (the PyTorch module)");
 
   std::set<std::string> tensor_names;
   for (const char* key : {"inputs", "outputs"}) {
@@ -469,8 +490,18 @@ Result<Task> load_task(const fs::path& dir) {
   auto task = parse_task(*text, d / "task.toml");
   if (!task) return task;
   task->dir = d;
-  for (const char* f : {"baseline.cu", "reference.cpp"})
-    if (!fs::exists(d / f, ec)) return fail("{}: missing (every task needs one)", (d / f).string());
+  // A PyTorch-oracle task needs its module, and may lack a CUDA baseline until `kevo translate`;
+  // every other task needs both the baseline and the CPU reference.
+  if (task->oracle_is_torch) {
+    if (!fs::exists(task->torch_reference_path(), ec))
+      return fail("{}: missing (named by torch_reference in task.toml)",
+                  task->torch_reference_path().string());
+  } else {
+    for (const char* f : {"baseline.cu", "reference.cpp"})
+      if (!fs::exists(d / f, ec)) return fail("{}: missing (every task needs one)", (d / f).string());
+  }
+  if (!task->torch_baseline.empty() && !fs::exists(d / task->torch_baseline, ec))
+    return fail("{}: missing (named by torch_baseline in task.toml)", (d / task->torch_baseline).string());
   return task;
 }
 

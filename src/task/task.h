@@ -61,9 +61,16 @@ struct Task {
   bool allow_cublas = false, allow_cudnn = false;
   bool inplace = false;
   bool oracle_is_reference = false;  // oracle = "reference": check candidates against the CPU code
+  bool oracle_is_torch = false;      // oracle = "torch": the PyTorch reference (torch_reference)
+  std::string torch_reference;       // file in dir, e.g. "reference.py" (KernelBench-style module)
+  std::string torch_baseline;        // optional PyTorch-extension baseline (EvoEngineer records)
 
   std::filesystem::path baseline_path() const { return dir / "baseline.cu"; }
   std::filesystem::path reference_path() const { return dir / "reference.cpp"; }
+  std::filesystem::path torch_reference_path() const { return dir / torch_reference; }
+  // Tasks imported from PyTorch have no CUDA baseline until `kevo translate` writes one.
+  bool has_baseline() const;
+  bool has_cpu_reference() const;
   const Config& main() const { return configs[main_config]; }
   Tolerance tolerance_for(DType t) const;
   Result<std::vector<int64_t>> shape_of(const TensorSpec& t, const Config& c) const;

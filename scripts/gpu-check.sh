@@ -22,6 +22,9 @@ done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 cat "$OUT"/gpu-shard*.txt > "$OUT/gpu-tests.txt"
+# The evolution engine end to end (scripted model, real GPU), alone on the GPU.
+"$B/tests/gpu/evolve_e2e_test" --gtest_color=no > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
+grep -hE "^E2E|^\[  (FAILED|PASSED) " "$OUT/evolve-e2e.txt"
 grep -hE "^(BASELINE|VERDICT|SPEEDUP|SANITIZE)" "$OUT"/gpu-shard*.txt | sort | tee "$OUT/summary.txt"
 grep -hE "^\[  (FAILED|PASSED|SKIPPED) " "$OUT"/gpu-shard*.txt | sort | uniq -c | tee -a "$OUT/summary.txt"
 if [ "${KEVO_BENCH:-0}" = 1 ] && [ -x bench/run.sh ]; then

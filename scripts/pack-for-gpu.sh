@@ -6,5 +6,7 @@ set -euo pipefail
 B=${1:-build}
 rm -rf .carry && mkdir -p .carry/bin .carry/tests/gpu
 for f in kevo kevo-runner; do objcopy --strip-debug "$B/bin/$f" ".carry/bin/$f"; done
-objcopy --strip-debug "$B/tests/gpu/gpu_eval_test" .carry/tests/gpu/gpu_eval_test
+for t in gpu_eval_test evolve_e2e_test; do
+  objcopy --strip-debug "$B/tests/gpu/$t" ".carry/tests/gpu/$t"
+done
 du -sh .carry

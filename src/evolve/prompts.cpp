@@ -161,4 +161,43 @@ Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
   return p;
 }
 
+Prompt build_translate_prompt(const TranslatePromptInput& in) {
+  Prompt p;
+  p.system = kSystem;
+  const TaskContext& c = *in.ctx;
+  std::string u;
+  u += section("Task: " + c.task_name, c.description);
+  u += section("Interface", c.signature);
+  u += section("Candidate ABI (rules every kernel must follow)", c.abi_text);
+  std::string env;
+  if (!c.gpu.empty()) env += fmt::format("GPU: {}\n", c.gpu);
+  if (!c.arch.empty()) env += fmt::format("architecture: {}\n", c.arch);
+  if (!c.cuda_version.empty()) env += fmt::format("toolkit: {}\n", c.cuda_version);
+  if (!env.empty()) u += section("Hardware and toolkit", env);
+  std::string shapes;
+  for (const auto& l : c.shapes) shapes += "- " + l + "\n";
+  shapes += "The kernel must also be correct on other shapes of the same form.";
+  u += section("Shapes it is checked on", shapes);
+  std::string ref = "```python\n" + in.torch_source + (in.torch_source.ends_with('\n') ? "" : "\n") + "```\n" +
+                    "Its forward() arguments are the kernel's inputs in the order of the interface above; "
+                    "its parameters and buffers (if any) follow as weight inputs, also in that order.";
+  u += section("PyTorch reference (" + (in.torch_file.empty() ? std::string("reference.py") : in.torch_file) +
+                   "): the kernel must compute exactly this",
+               ref);
+  if (in.round > 1) {
+    u += section("Your previous kernel (it failed)", code_block(in.failed_source));
+    u += section("What went wrong", in.feedback);
+    u += section("Your job", fmt::format("Fix the kernel so that it compiles and matches the PyTorch reference "
+                                         "on every shape (attempt {} of {}).", in.round, in.rounds));
+  } else {
+    u += section("Your job",
+                 "Translate the PyTorch reference into one CUDA kernel file in the kevo ABI. Correctness "
+                 "comes first: it becomes the baseline that later, faster kernels are checked and timed "
+                 "against, so keep it plain and obviously correct on every shape, in the task's precision.");
+  }
+  u += kAnswerFull;
+  p.user = std::move(u);
+  return p;
+}
+
 }  // namespace kevo::evolve

@@ -37,4 +37,18 @@ struct Prompt {
 
 Prompt build_prompt(const StrategyConfig& s, const PromptInput& in);
 
+// `kevo translate` (translate.h): a first kernel in the kevo ABI from the task's PyTorch
+// reference. Round 1 sends the task context (no baseline: there is none) and the module; later
+// rounds add the kernel that failed and what went wrong.
+struct TranslatePromptInput {
+  const TaskContext* ctx = nullptr;
+  std::string torch_file;    // the reference's file name, e.g. "reference.py"
+  std::string torch_source;  // its contents
+  std::string failed_source; // rounds > 1: the previous kernel
+  std::string feedback;      // rounds > 1: trimmed diagnostic, first mismatch, or why it was rejected
+  int round = 1, rounds = 1;
+};
+
+Prompt build_translate_prompt(const TranslatePromptInput& in);
+
 }  // namespace kevo::evolve

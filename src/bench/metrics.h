@@ -1,0 +1,83 @@
+// Every figure `kevo bench` and `kevo report` show is computed here, from the rows of the run
+// database (store/records.h), so the table, the JSON and the HTML report cannot disagree.
+//
+// Definitions (docs/SUITE.md, "kevo bench"):
+// - A task's result is its held-out-verified winner (`final_json.winner`). Its speedup is the
+//   winner's re-timed speedup from held-out verification (a fresh timing session, free of the
+//   selection bias of picking the fastest of many noisy measurements), else its stored speedup.
+//   A finished run without a verified winner, a run whose baseline failed, and a task with no run
+//   have no correct candidate. A run that has not finished yet (running, interrupted) reports its
+//   current noise-aware best, marked unverified.
+// - fast_p (KernelBench): the share of ALL tasks whose result is correct and whose speedup is
+//   strictly greater than p; a task with no correct candidate counts as not fast.
+// - median / geometric mean / mean speedup: over the tasks that have a correct candidate (their
+//   count is given); the "_all" variants count a task without one as 1.0x (the baseline is kept).
+// - validity rate = candidates with outcome pass / candidates; compile rate = candidates whose
+//   compile succeeded / candidates (an answer without code did not compile); both pooled over
+//   every candidate of every task.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/records.h"
+
+namespace kevo::bench {
+
+double median(std::vector<double> xs);          // 0 for an empty list
+double geomean(const std::vector<double>& xs);  // 0 for an empty list or a non-positive value
+double mean(const std::vector<double>& xs);     // 0 for an empty list
+// Share of `speedups` (nullopt: no correct candidate) strictly above p; 0 for an empty list.
+double fast_p(const std::vector<std::optional<double>>& speedups, double p);
+
+struct TaskResult {
+  std::string task;
+  int64_t run_id = 0;                 // 0: no run for this task
+  std::string status;                 // run status, or "missing"
+  std::string stop_reason;
+  bool verified = false;              // the result passed held-out re-verification
+  int64_t best_candidate = 0;         // 0: no correct candidate
+  double baseline_ms = 0;             // 0: unknown (the baseline failed or was never timed)
+  std::optional<double> best_ms;      // the result's time on the timed config
+  std::optional<double> speedup;      // vs the baseline; nullopt: no correct candidate
+  std::optional<double> speedup_vs_torch;  // when the baseline summary holds torch_time_ms
+  std::optional<double> sol_fraction;      // speed-of-light floor / best time
+  int candidates = 0, valid = 0, compiled = 0;
+  int64_t llm_calls = 0, tokens = 0;
+  double cost_usd = 0;
+  bool fake = false;                  // measured by the marker evaluator: proves nothing
+  bool correct() const { return speedup.has_value(); }
+};
+
+// One task's result from its run, candidates and LLM totals.
+TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
+                       const store::RunTotals& totals);
+// A suite task with no run in the database.
+TaskResult missing_task(const std::string& task);
+
+struct Aggregates {
+  int tasks = 0, correct = 0;                       // tasks, tasks with a correct candidate
+  double median = 0, geomean = 0, mean = 0;         // over correct tasks
+  double median_all = 0, geomean_all = 0, mean_all = 0;  // unsolved tasks count as 1.0x
+  double fast_1 = 0, fast_1_5 = 0, fast_2 = 0;      // over all tasks
+  int64_t candidates = 0, valid = 0, compiled = 0;
+  double validity_rate = 0, compile_rate = 0;       // pooled over candidates
+  int64_t llm_calls = 0, tokens = 0;
+  double cost_usd = 0;
+};
+Aggregates aggregate(const std::vector<TaskResult>& tasks);
+
+// The run's best-so-far speedup after each completed candidate (index i: after candidate seq
+// i+1): the speedup of the latest candidate that became the noise-aware best, 0 before any.
+std::vector<double> best_so_far(const std::vector<store::CandidateRow>& candidates);
+
+// The winner's lineage, winner first, following first parents back to the baseline.
+std::vector<const store::CandidateRow*> lineage(const std::vector<store::CandidateRow>& candidates,
+                                                int64_t winner);
+
+// Whether a candidate compiled (its compile result says ok).
+bool compiled(const store::CandidateRow& c);
+
+}  // namespace kevo::bench

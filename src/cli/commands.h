@@ -8,8 +8,9 @@ namespace kevo::cli {
 void register_eval(CLI::App& app, int& exit_code);
 void register_doctor(CLI::App& app, int& exit_code);
 void register_llm(CLI::App& app, int& exit_code);
-void register_evolve(CLI::App& app, int& exit_code);   // evolve, runs, show, export (src/cli/evolve_cmd.cpp)
-void register_interop(CLI::App& app, int& exit_code);  // import, translate, export --torch (src/cli/interop_cmd.cpp)
+void register_evolve(CLI::App& app, int& exit_code);   // evolve, translate, runs, show, export (src/cli/evolve_cmd.cpp)
+void register_interop(CLI::App& app, int& exit_code);  // import, export-torch (src/cli/interop_cmd.cpp)
 void register_task(CLI::App& app, int& exit_code);     // task lint, task list (src/cli/task_cmd.cpp)
+void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, report (src/cli/bench_cmd.cpp)
 
 }  // namespace kevo::cli

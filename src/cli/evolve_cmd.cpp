@@ -1,5 +1,5 @@
-// `kevo evolve`, `kevo runs`, `kevo show RUN`, `kevo export RUN`: the evolution engine and its
-// run database (docs/EVOLVE.md).
+// `kevo evolve`, `kevo translate`, `kevo runs`, `kevo show RUN`, `kevo export RUN [--torch DIR]`:
+// the evolution engine and its run database (docs/EVOLVE.md, docs/INTEROP.md).
 #include <unistd.h>
 
 #include <csignal>
@@ -16,10 +16,13 @@
 #include "evolve/engine.h"
 #include "evolve/export.h"
 #include "evolve/marker_evaluator.h"
+#include "evolve/translate.h"
+#include "interop/export.h"
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
 #include "store/run_db.h"
+#include "util/fs.h"
 
 namespace kevo::cli {
 
@@ -76,6 +79,38 @@ class StatusPrinter {
   bool quiet_, tty_, shown_ = false;
   int last_done_ = -1;
 };
+
+// Runs the translate stage and prints what happened; returns 0 when baseline.cu was written, else
+// the exit code for `prog` (2: bad arguments such as no model, 1: every round failed, 3: the LLM
+// failed, 130: interrupted).
+int translate_and_report(const char* prog, const Task& task, evolve::CandidateEvaluator& evaluator, store::RunDb& db,
+                         llm::LlmClient* llm, const evolve::TranslateOptions& o, bool failed_rounds_fatal) {
+  auto r = evolve::translate(task, evaluator, db, llm, g_evolve_cancel, o);
+  if (!r) {
+    std::fprintf(stderr, "%s: %s\n", prog, r.error().message.c_str());
+    return 2;
+  }
+  for (const auto& at : r->attempts)
+    std::fprintf(stderr, "%s: translate round %d: %s%s%s (candidate #%lld)\n", prog, at.round, at.outcome.c_str(),
+                 at.reason.empty() ? "" : " ", at.reason.c_str(), static_cast<long long>(at.candidate));
+  switch (r->status) {
+    case evolve::TranslateStatus::kTranslated:
+      std::printf("translated %s (run %lld, candidate #%lld, round %zu of %d): wrote %s\n",
+                  task.torch_reference.c_str(), static_cast<long long>(r->run_id),
+                  static_cast<long long>(r->candidate), r->attempts.size(), o.rounds, r->baseline.c_str());
+      return 0;
+    case evolve::TranslateStatus::kRoundsExhausted:
+      std::fprintf(stderr, "%s: translation failed: %s\n", prog, r->message.c_str());
+      return failed_rounds_fatal ? 3 : 1;
+    case evolve::TranslateStatus::kLlmFailed:
+      std::fprintf(stderr, "%s: translation failed: %s\n", prog, r->message.c_str());
+      return 3;
+    case evolve::TranslateStatus::kInterrupted:
+      std::fprintf(stderr, "%s: interrupted (run %lld)\n", prog, static_cast<long long>(r->run_id));
+      return 130;
+  }
+  return 3;
+}
 
 int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   auto db = store::RunDb::open(a.db.empty() ? default_db() : a.db);
@@ -211,11 +246,22 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
     evaluator = evolve::make_gpu_evaluator(0);
   }
 
+  auto previous = std::signal(SIGINT, on_evolve_sigint);
+  // A task imported from PyTorch has no baseline.cu until the translate stage writes one.
+  if (!resumed && !task->has_baseline()) {
+    std::fprintf(stderr, "kevo evolve: task '%s' has no baseline.cu: translating its PyTorch reference first\n",
+                 task->name.c_str());
+    evolve::TranslateOptions t;
+    t.eval = opts.eval;
+    if (int rc = translate_and_report("kevo evolve", *task, *evaluator, **db, ensemble.get(), t, true); rc != 0) {
+      std::signal(SIGINT, previous);
+      return rc;
+    }
+  }
   evolve::Engine engine(*task, *evaluator, **db, ensemble.get(), ensemble.get(), g_evolve_cancel);
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (events) engine.set_events(events.get());
-  auto previous = std::signal(SIGINT, on_evolve_sigint);
   auto out = resumed ? engine.resume(resumed->id, opts) : engine.start(opts);
   std::signal(SIGINT, previous);
   printer.end();
@@ -247,6 +293,88 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   }
   std::printf("no candidate passed held-out re-verification: no winner\n");
   return out->status == store::RunStatus::kFailed ? 3 : 1;
+}
+
+struct TranslateArgs {
+  std::string task, db, config_file, llm_mode;
+  std::vector<std::string> models, overrides;
+  int rounds = 4, seeds = 3;
+  bool force = false, fake_gpu = false;
+};
+
+int run_translate(const TranslateArgs& a) {
+  auto task = resolve_task(a.task);
+  if (!task) {
+    std::fprintf(stderr, "kevo translate: %s\n", task.error().message.c_str());
+    return 2;
+  }
+  auto db = store::RunDb::open(a.db.empty() ? default_db() : a.db);
+  if (!db) {
+    std::fprintf(stderr, "kevo translate: %s\n", db.error().message.c_str());
+    return 2;
+  }
+  llm::LlmConfig lcfg = llm::default_config();
+  if (!a.config_file.empty()) {
+    auto has_llm = evolve::toml_has_table(a.config_file, "llm");
+    auto has_evolve = evolve::toml_has_table(a.config_file, "evolve");
+    if (!has_llm || !has_evolve) {
+      std::fprintf(stderr, "kevo translate: %s\n", (!has_llm ? has_llm : has_evolve).error().message.c_str());
+      return 2;
+    }
+    if (*has_llm || !*has_evolve) {
+      auto c = llm::load_config(a.config_file, lcfg);
+      if (!c) {
+        std::fprintf(stderr, "kevo translate: %s\n", c.error().message.c_str());
+        return 2;
+      }
+      lcfg = *c;
+    }
+  }
+  for (const auto& s : a.overrides)
+    if (auto st = llm::apply_override(lcfg, s); !st) {
+      std::fprintf(stderr, "kevo translate: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  if (!a.models.empty()) lcfg.models = a.models;
+  if (!a.llm_mode.empty()) {
+    auto m = llm::parse_cache_mode(a.llm_mode);
+    if (!m) {
+      std::fprintf(stderr, "kevo translate: %s\n", m.error().message.c_str());
+      return 2;
+    }
+    lcfg.cache = *m;
+  }
+  if (lcfg.models.empty()) {
+    std::fprintf(stderr, "kevo translate: no model configured: %s\n", evolve::translate_needs_model_note().c_str());
+    return 2;
+  }
+  auto cache = llm::ResponseCache::attach((*db)->handle());
+  if (!cache) {
+    std::fprintf(stderr, "kevo translate: %s\n", cache.error().message.c_str());
+    return 2;
+  }
+  std::shared_ptr<llm::ResponseCache> shared_cache = std::move(*cache);
+  auto ctx = llm::make_context(lcfg, {.cache = shared_cache});
+  auto ensemble = llm::make_ensemble(ctx);
+  if (!ensemble) {
+    std::fprintf(stderr, "kevo translate: %s\n", ensemble.error().message.c_str());
+    return 2;
+  }
+  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
+  if (a.fake_gpu) {
+    std::fprintf(stderr, "kevo translate: --fake-gpu: verdicts come from '// fake:' markers, not a GPU\n");
+    evaluator = std::make_unique<evolve::MarkerEvaluator>();
+  } else {
+    evaluator = evolve::make_gpu_evaluator(0);
+  }
+  evolve::TranslateOptions o;
+  o.rounds = a.rounds;
+  o.force = a.force;
+  o.eval.seeds = a.seeds;
+  auto previous = std::signal(SIGINT, on_evolve_sigint);
+  int rc = translate_and_report("kevo translate", *task, *evaluator, **db, ensemble->get(), o, false);
+  std::signal(SIGINT, previous);
+  return rc;
 }
 
 json final_of(const store::RunRow& r) {
@@ -395,8 +523,31 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   return 0;
 }
 
+// `--torch DIR`: the kernel as a PyTorch extension (interop::export_torch, docs/INTEROP.md).
+int export_torch_cmd(const Task& task, const std::string& source, const std::string& prov, const std::string& dir) {
+  // export_torch copies a kernel file: the candidate goes through a private temporary one.
+  std::error_code ec;
+  auto tmp = std::filesystem::temp_directory_path(ec) / fmt::format("kevo-export-torch-{}", ::getpid());
+  std::filesystem::create_directories(tmp, ec);
+  if (ec) {
+    std::fprintf(stderr, "kevo export: cannot create %s: %s\n", tmp.c_str(), ec.message().c_str());
+    return 2;
+  }
+  Status s = write_file_atomic(tmp / "kernel.cu", "// " + prov + "\n" + source);
+  if (s) s = interop::export_torch(task, tmp / "kernel.cu", dir);
+  std::filesystem::remove_all(tmp, ec);
+  if (!s) {
+    std::fprintf(stderr, "kevo export: --torch: %s\n", s.error().message.c_str());
+    return 2;
+  }
+  std::printf("wrote %s/{kernel.cu, kevo/kernel.h, ext.cpp, loader.py, test_ext.py}\n"
+              "check it on a GPU machine with torch: python3 %s/test_ext.py\n",
+              dir.c_str(), dir.c_str());
+  return 0;
+}
+
 int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const std::string& out_dir,
-               const std::string& config, const std::string& arch) {
+               const std::string& config, const std::string& arch, const std::string& torch_dir) {
   auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
     std::fprintf(stderr, "kevo export: %s\n", db.error().message.c_str());
@@ -435,6 +586,10 @@ int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const 
   }
   std::string prov = fmt::format("kevo run {} candidate #{} for task '{}': {:.3f}x over the baseline ({})", run,
                                  id, r->task, c->speedup, status);
+  if (!torch_dir.empty()) {
+    int rc = export_torch_cmd(*task, c->source, prov, torch_dir);
+    if (rc != 0 || out_dir.empty()) return rc;  // -o as well: the standalone files too
+  }
   std::string dir = out_dir.empty() ? fmt::format("kevo-export-{}-run{}", r->task, run) : out_dir;
   auto files = evolve::export_kernel(*task, c->source, prov, dir, config, arch);
   if (!files) {
@@ -501,7 +656,7 @@ void register_evolve(CLI::App& app, int& exit_code) {
 
   auto* ex = app.add_subcommand("export", "Write a run's winning kernel as a standalone .cu with a host example");
   struct ExportArgs {
-    std::string db, out, config, arch = "sm_90";
+    std::string db, out, config, arch = "sm_90", torch;
     int64_t run = 0, candidate = 0;
   };
   auto ea = std::make_shared<ExportArgs>();
@@ -511,9 +666,33 @@ void register_evolve(CLI::App& app, int& exit_code) {
   ex->add_option("--candidate", ea->candidate, "Export this candidate instead of the winner");
   ex->add_option("--shape", ea->config, "Visible config the host example uses (default: the timed one)");
   ex->add_option("--arch", ea->arch, "Architecture in the build command");
+  ex->add_option("--torch", ea->torch,
+                 "Write a PyTorch extension to DIR instead (kernel, torch::Tensor wrapper, loader.py, test_ext.py); "
+                 "with -o as well, both");
   ex->callback([ea, &exit_code] {
-    exit_code = export_cmd(ea->db, ea->run, ea->candidate, ea->out, ea->config, ea->arch);
+    exit_code = export_cmd(ea->db, ea->run, ea->candidate, ea->out, ea->config, ea->arch, ea->torch);
   });
+
+  auto* tr = app.add_subcommand(
+      "translate",
+      "Ask the LLM for a first kernel in the kevo ABI from TASK's PyTorch reference, checked with compile and\n"
+      "correctness feedback for up to --rounds rounds; writes TASK/baseline.cu (docs/INTEROP.md).\n"
+      "Exit codes: 0 written, 1 every round failed, 2 bad arguments (no model, a baseline already there),\n"
+      "3 the LLM failed, 130 interrupted.");
+  auto ta = std::make_shared<TranslateArgs>();
+  tr->add_option("task", ta->task, "Task directory or bundled task name")->required();
+  tr->add_option("--model", ta->models, "Model spec (repeat for an ensemble)");
+  tr->add_option("--rounds", ta->rounds, "LLM rounds at most, the first included (default 4)")
+      ->check(CLI::Range(1, 100));
+  tr->add_option("-c,--config", ta->config_file, "TOML file with an [llm] table (docs/LLM.md)")
+      ->check(CLI::ExistingFile);
+  tr->add_option("--set", ta->overrides, "Override an LLM config key");
+  tr->add_option("--llm", ta->llm_mode, "LLM answers: live, cache (default) or replay (offline)");
+  tr->add_option("--db", ta->db, "Run database (default $KEVO_DB or ~/.local/share/kevo/runs.db)");
+  tr->add_option("--seeds", ta->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
+  tr->add_flag("--force", ta->force, "Replace an existing baseline.cu");
+  tr->add_flag("--fake-gpu", ta->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
+  tr->callback([ta, &exit_code] { exit_code = run_translate(*ta); });
 }
 
 }  // namespace kevo::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kevo::cli::register_evolve(app, exit_code);
   kevo::cli::register_interop(app, exit_code);
   kevo::cli::register_task(app, exit_code);
+  kevo::cli::register_bench(app, exit_code);
   app.parse_complete_callback([&] { kevo::init_logging(verbosity); });
   try {
     app.parse(argc, argv);

@@ -185,7 +185,7 @@ Prompt build_translate_prompt(const TranslatePromptInput& in) {
                    "): the kernel must compute exactly this",
                ref);
   if (in.round > 1) {
-    u += section("Your previous kernel (it failed)", code_block(in.failed_source));
+    if (!in.failed_source.empty()) u += section("Your previous kernel (it failed)", code_block(in.failed_source));
     u += section("What went wrong", in.feedback);
     u += section("Your job", fmt::format("Fix the kernel so that it compiles and matches the PyTorch reference "
                                          "on every shape (attempt {} of {}).", in.round, in.rounds));

@@ -1,0 +1,52 @@
+// `kevo bench`: `kevo evolve` over every task of a suite into one run database, resumable. A task
+// whose latest run of this strategy/model/evaluator has finished (or failed) is skipped; one that
+// was interrupted (or killed: still marked running) is resumed with its stored population; a task
+// without one is started.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/table.h"
+#include "evolve/engine.h"
+
+namespace kevo::bench {
+
+enum class Action { kStart, kResume, kSkip };
+const char* to_string(Action a);
+
+struct PlanItem {
+  std::string task;
+  Action action = Action::kStart;
+  int64_t run_id = 0;  // the run resumed or skipped
+};
+
+// What to do per task, from the runs already in the database (pure; for tests).
+std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::vector<std::string>& tasks,
+                           const RunKey& key);
+
+// The key the engine will record for runs made with these settings.
+RunKey key_for(const evolve::EngineOptions& opts, const llm::LlmClient* llm, bool fake_evaluator);
+
+struct BenchSetup {
+  std::vector<std::string> tasks;
+  std::function<Result<Task>(const std::string&)> load_task;
+  evolve::EngineOptions options;
+  evolve::CandidateEvaluator* evaluator = nullptr;
+  llm::LlmClient* llm = nullptr;        // null: offline tuning
+  llm::Ensemble* ensemble = nullptr;
+  const llm::CancelToken* cancel = nullptr;
+  std::function<void(const std::string& task, const evolve::Progress&)> progress;
+  std::function<void(const std::string& line)> log;  // one line per task
+};
+
+struct BenchOutcome {
+  int started = 0, resumed = 0, skipped = 0;
+  bool interrupted = false;
+  std::vector<std::string> errors;  // "task: why" for tasks that could not be run
+};
+
+Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& setup);
+
+}  // namespace kevo::bench

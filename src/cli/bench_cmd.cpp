@@ -1,0 +1,245 @@
+// `kevo bench` (a suite through `kevo evolve` into one database, then the table), `kevo bench table`
+// (tables of finished runs, side by side) and `kevo report` (one self-contained HTML file).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/runner.h"
+#include "bench/table.h"
+#include "cli/commands.h"
+#include "cli/task_arg.h"
+#include "evolve/marker_evaluator.h"
+#include "lint/suite.h"
+#include "llm/config.h"
+#include "llm/ensemble.h"
+#include "report/report.h"
+#include "util/fs.h"
+
+namespace kevo::cli {
+
+namespace {
+
+llm::CancelToken g_bench_cancel;
+
+extern "C" void on_bench_sigint(int) {
+  g_bench_cancel.cancel();
+  std::signal(SIGINT, SIG_DFL);
+}
+
+std::string bench_default_db() {
+  if (const char* p = std::getenv("KEVO_DB"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/kevo/runs.db";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/kevo/runs.db";
+  return "kevo-runs.db";
+}
+
+struct BenchArgs {
+  std::string suite, strategy = "kevo-default", db, out, config_file, llm_mode;
+  std::vector<std::string> models;
+  int budget_candidates = 0, parallel = 0;
+  uint64_t seed = 0;
+  bool fake_gpu = false, quiet = false;
+};
+
+int bench_fail(const std::string& msg, int code = 2) {
+  std::fprintf(stderr, "kevo bench: %s\n", msg.c_str());
+  return code;
+}
+
+int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
+  if (a.suite.empty()) return bench_fail("give --suite NAME (or use `kevo bench table RUN_OR_DB...`)");
+  auto tasks = load_suite(a.suite);
+  if (!tasks) return bench_fail(tasks.error().message);
+  std::string dbpath = a.db.empty() ? bench_default_db() : a.db;
+  auto db = store::RunDb::open(dbpath);
+  if (!db) return bench_fail(db.error().message);
+
+  evolve::EngineOptions opts;
+  auto s = evolve::preset(a.strategy);
+  if (!s) return bench_fail(s.error().message);
+  opts.strategy = *s;
+  llm::LlmConfig lcfg = llm::default_config();
+  if (!a.config_file.empty()) {
+    auto st = evolve::load_strategy_file(a.config_file, opts.strategy);
+    if (!st) return bench_fail(st.error().message);
+    opts.strategy = *st;
+    auto has_llm = evolve::toml_has_table(a.config_file, "llm");
+    if (!has_llm) return bench_fail(has_llm.error().message);
+    if (*has_llm) {
+      auto c = llm::load_config(a.config_file, lcfg);
+      if (!c) return bench_fail(c.error().message);
+      lcfg = *c;
+    }
+  }
+  if (!a.models.empty()) lcfg.models = a.models;
+  if (!a.llm_mode.empty()) {
+    auto m = llm::parse_cache_mode(a.llm_mode);
+    if (!m) return bench_fail(m.error().message);
+    lcfg.cache = *m;
+  }
+  if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
+  opts.budgets.max_candidates = opts.strategy.max_candidates;
+  if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
+  if (cmd->count("--seed")) opts.seed = a.seed;
+
+  std::shared_ptr<llm::ResponseCache> cache;
+  std::unique_ptr<llm::Ensemble> ensemble;
+  if (!lcfg.models.empty()) {
+    auto c = llm::ResponseCache::attach((*db)->handle());
+    if (!c) return bench_fail(c.error().message);
+    cache = std::move(*c);
+    auto ctx = llm::make_context(lcfg, {.cache = cache, .seed = opts.seed});
+    auto e = llm::make_ensemble(ctx);
+    if (!e) return bench_fail(e.error().message);
+    ensemble = std::move(*e);
+  }
+  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
+  if (a.fake_gpu) {
+    std::fprintf(stderr, "kevo bench: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
+                         "this run proves nothing about any kernel\n");
+    evaluator = std::make_unique<evolve::MarkerEvaluator>();
+  } else {
+    evaluator = evolve::make_gpu_evaluator(0);
+  }
+
+  bench::BenchSetup setup;
+  setup.tasks = *tasks;
+  setup.load_task = [](const std::string& name) { return resolve_task(name); };
+  setup.options = opts;
+  setup.evaluator = evaluator.get();
+  setup.llm = ensemble.get();
+  setup.ensemble = ensemble.get();
+  setup.cancel = &g_bench_cancel;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  bool shown = false;
+  setup.progress = [&](const std::string& task, const evolve::Progress& p) {
+    if (a.quiet || !tty) return;
+    std::fprintf(stderr, "\r%s: %s\x1b[K", task.c_str(), p.status_line().c_str());
+    shown = true;
+  };
+  setup.log = [&](const std::string& line) {
+    if (shown) std::fprintf(stderr, "\n");
+    shown = false;
+    std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  auto previous = std::signal(SIGINT, on_bench_sigint);
+  auto out = bench::run_bench(**db, setup);
+  std::signal(SIGINT, previous);
+  if (shown) std::fprintf(stderr, "\n");
+  if (!out) return bench_fail(out.error().message, 3);
+
+  bench::RunKey key = bench::key_for(opts, ensemble.get(), evaluator->is_fake());
+  auto table = bench::load_table(**db, key, &*tasks, a.suite);
+  if (!table) return bench_fail(table.error().message, 3);
+  std::printf("%s", bench::markdown(*table).c_str());
+  if (!a.out.empty()) {
+    if (auto st = bench::write_outputs({*table}, a.out); !st) return bench_fail(st.error().message, 3);
+    std::fprintf(stderr, "kevo bench: wrote %s/bench.md, bench.csv, bench.json\n", a.out.c_str());
+  }
+  std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done)\n", out->started, out->resumed,
+               out->skipped);
+  for (const auto& e : out->errors) std::fprintf(stderr, "kevo bench: %s\n", e.c_str());
+  if (out->interrupted) {
+    std::fprintf(stderr, "kevo bench: interrupted; run the same command again to resume\n");
+    return 130;
+  }
+  return out->errors.empty() ? 0 : 1;
+}
+
+int table_cmd(const std::vector<std::string>& sources, const std::string& out_dir, const std::string& format) {
+  std::vector<bench::BenchTable> ts;
+  for (const auto& s : sources) {
+    auto t = bench::load_tables(s);
+    if (!t) {
+      std::fprintf(stderr, "kevo bench table: %s\n", t.error().message.c_str());
+      return 2;
+    }
+    for (auto& x : *t) ts.push_back(std::move(x));
+  }
+  if (format == "csv") std::printf("%s", bench::compare_csv(ts).c_str());
+  else if (format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& t : ts) arr.push_back(t.to_json());
+    std::printf("%s\n", nlohmann::json{{"kevo_bench", 1}, {"tables", arr}}.dump(2).c_str());
+  } else {
+    std::printf("%s", bench::compare_markdown(ts).c_str());
+  }
+  if (!out_dir.empty()) {
+    if (auto st = bench::write_outputs(ts, out_dir); !st) {
+      std::fprintf(stderr, "kevo bench table: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int report_cmd(const std::vector<std::string>& sources, const std::string& out, const std::string& title) {
+  auto data = report::load_report_data(sources);
+  if (!data) {
+    std::fprintf(stderr, "kevo report: %s\n", data.error().message.c_str());
+    return 2;
+  }
+  if (auto st = write_file_atomic(out, report::render_html(*data, title)); !st) {
+    std::fprintf(stderr, "kevo report: %s\n", st.error().message.c_str());
+    return 2;
+  }
+  std::printf("wrote %s (%zu table(s))\n", out.c_str(), data->size());
+  return 0;
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "bench",
+      "Run `kevo evolve` over every task of a suite into one database (resumable), then write the table.\n"
+      "Exit codes: 0 all tasks ran, 1 some could not be run, 2 bad arguments, 3 failure, 130 interrupted.");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("--suite", a->suite, "Bundled suite name (quick, full) or a suite file");
+  cmd->add_option("--strategy", a->strategy, "Strategy preset (see kevo evolve --help)");
+  cmd->add_option("--model", a->models, "Model spec (repeat for an ensemble); none: offline tuning");
+  cmd->add_option("--db", a->db, "Run database (default $KEVO_DB or ~/.local/share/kevo/runs.db)");
+  cmd->add_option("--budget-candidates", a->budget_candidates, "Candidates per task (default: the strategy's)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--parallel", a->parallel, "Proposals in flight")->check(CLI::Range(1, 256));
+  cmd->add_option("--out", a->out, "Write bench.md, bench.csv and bench.json into this folder");
+  cmd->add_option("-c,--config", a->config_file, "TOML file: [llm] and [evolve] tables")->check(CLI::ExistingFile);
+  cmd->add_option("--llm", a->llm_mode, "LLM answers: live, cache (default) or replay");
+  cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
+  cmd->add_flag("--quiet", a->quiet, "No status line");
+  cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
+
+  auto* table = cmd->add_subcommand("table", "Tables of recorded runs, side by side (strategies, models)");
+  struct TableArgs {
+    std::vector<std::string> sources;
+    std::string out, format = "md";
+  };
+  auto ta = std::make_shared<TableArgs>();
+  table->add_option("sources", ta->sources, "Run databases, bench JSON files or --out folders")->required();
+  table->add_option("--out", ta->out, "Also write bench.md, bench.csv and bench.json here");
+  table->add_option("--format", ta->format, "Printed format: md, csv or json")
+      ->check(CLI::IsMember({"md", "csv", "json"}));
+  table->callback([ta, &exit_code] { exit_code = table_cmd(ta->sources, ta->out, ta->format); });
+  cmd->callback([a, cmd, table, &exit_code] {
+    if (table->parsed()) return;
+    exit_code = run_bench_cmd(*a, cmd);
+  });
+
+  auto* rep = app.add_subcommand("report", "One self-contained HTML report of run databases or bench results");
+  struct ReportArgs {
+    std::vector<std::string> sources;
+    std::string out = "report.html", title = "kevo report";
+  };
+  auto ra = std::make_shared<ReportArgs>();
+  rep->add_option("sources", ra->sources, "Run databases, bench JSON files or --out folders")->required();
+  rep->add_option("-o,--out", ra->out, "Output file (default report.html)");
+  rep->add_option("--title", ra->title, "Title of the report");
+  rep->callback([ra, &exit_code] { exit_code = report_cmd(ra->sources, ra->out, ra->title); });
+}
+
+}  // namespace kevo::cli

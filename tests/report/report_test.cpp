@@ -1,0 +1,62 @@
+// The HTML report: escaping, the line diff, and the report of a recorded run.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "fixture.h"
+#include "report/html.h"
+#include "report/report.h"
+
+namespace kevo::report {
+namespace {
+
+TEST(Escape, NeutralisesMarkup) {
+  EXPECT_EQ(escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(escape("plain"), "plain");
+}
+
+TEST(LineDiff, SameAddedRemoved) {
+  auto d = line_diff("a\nb\nc\n", "a\nx\nc\nd\n");
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].op, DiffOp::kSame);
+  EXPECT_EQ(d[1].op, DiffOp::kRemoved);
+  EXPECT_EQ(d[1].text, "b");
+  EXPECT_EQ(d[1].left, 2);
+  EXPECT_EQ(d[2].op, DiffOp::kAdded);
+  EXPECT_EQ(d[2].text, "x");
+  EXPECT_EQ(d[2].right, 2);
+  EXPECT_EQ(d[3].op, DiffOp::kSame);
+  EXPECT_EQ(d[4].op, DiffOp::kAdded);
+  EXPECT_EQ(d[4].text, "d");
+  EXPECT_TRUE(line_diff("", "").empty());
+  auto big = line_diff("a\nb\n", "c\n", 2);  // over the cell cap: all removed, then all added
+  ASSERT_EQ(big.size(), 3u);
+  EXPECT_EQ(big[2].op, DiffOp::kAdded);
+}
+
+TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
+  auto dir = std::filesystem::temp_directory_path() / ("kevo-report-test-" + std::to_string(::getpid()));
+  auto db = testing::write_fixture(dir);
+  ASSERT_TRUE(db) << db.error().message;
+  auto data = load_report_data({db->string()});
+  ASSERT_TRUE(data) << data.error().message;
+  ASSERT_EQ(data->size(), 1u);
+  std::string html = render_html(*data);
+  for (const char* f : testing::kFixtureFigures) EXPECT_NE(html.find(f), std::string::npos) << f;
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("FAKE GPU"), std::string::npos);
+  // Self-contained: nothing is fetched.
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);  // the candidate's markup is escaped
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
+  // The lineage of alpha's winner and its diff against the baseline.
+  EXPECT_NE(html.find("#2 init"), std::string::npos);
+  EXPECT_NE(html.find("#4 mutate"), std::string::npos);
+  EXPECT_NE(html.find("// faster: vectorized"), std::string::npos);
+  EXPECT_NE(html.find("0 lines removed, 1 added"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kevo::report

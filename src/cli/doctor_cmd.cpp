@@ -5,6 +5,7 @@
 #include "check/evaluator.h"
 #include "cli/commands.h"
 #include "compile/nvcc.h"
+#include "interop/bridge.h"
 #include "run/runner_client.h"
 #include "util/subprocess.h"
 
@@ -59,7 +60,10 @@ void register_doctor(CLI::App& app, int& exit_code) {
     auto cs = find_program("compute-sanitizer");
     line("sanitizer", bool(cs), cs ? *cs : "compute-sanitizer not on PATH",
          "it ships with the CUDA toolkit (bin/compute-sanitizer); needed for --sanitize only");
-    auto py = run_process({.argv = {"python3", "-c",
+    // The same interpreter the PyTorch bridge would use (the first python3 that imports torch).
+    auto torch_py = interop::find_torch_python();
+    std::string python = torch_py ? *torch_py : "python3";
+    auto py = run_process({.argv = {python, "-c",
                                     "import torch,sys;print(sys.version.split()[0], 'torch', "
                                     "torch.__version__, 'cuda' if torch.cuda.is_available() else 'cpu')"},
                            .timeout = std::chrono::seconds(60)});

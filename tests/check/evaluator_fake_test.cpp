@@ -1,0 +1,86 @@
+// The checker's decisions, tested without a GPU: kevo::evaluate runs as usual (real nvcc, real
+// processes, the real protocol) but against fake_runner.py, a CPU stand-in for kevo-runner whose
+// behaviour per candidate is set by a marker string compiled into the candidate library.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "check/evaluator.h"
+#include "util/fs.h"
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace kevo;
+
+namespace {
+
+const fs::path kDir = fs::path(KEVO_SOURCE_DIR) / "tests" / "check" / "fake_runner";
+
+struct Case {
+  std::string behaviour;
+  Outcome outcome;
+  std::string reason;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.behaviour; }
+
+class FakeRunner : public testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
+    if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
+    setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+    setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+  }
+};
+
+}  // namespace
+
+TEST_P(FakeRunner, Verdict) {
+  const Case& c = GetParam();
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task) << task.error().message;
+  auto base = read_file(kDir / "scale2" / "baseline.cu");
+  ASSERT_TRUE(base);
+  fs::path cand = fs::path(testing::TempDir()) / ("fake_" + c.behaviour + ".cu");
+  std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: "
+                      << c.behaviour << "\";\n";
+  EvalOptions o;
+  o.candidate = cand;
+  o.seeds = 2;
+  o.seed = 42;
+  o.time_budget_s = 0.5;
+  o.call_timeout = std::chrono::milliseconds(3000);
+  Verdict v = evaluate(*task, o);
+  EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.outcome))) << v.to_text();
+  EXPECT_NE(v.reason.find(c.reason), std::string::npos)
+      << "expected reason '" << c.reason << "', got '" << v.reason << "'\n" << v.to_text();
+  if (c.outcome == Outcome::Pass) {
+    ASSERT_TRUE(v.timing);
+    EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);  // fake times: baseline 1.0 ms, candidate 0.5 ms
+    EXPECT_EQ(v.configs.size(), 4u);                   // held-out included by default
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Checker, FakeRunner,
+    testing::Values(Case{"pass", Outcome::Pass, ""},
+                    Case{"noop", Outcome::Incorrect, "unwritten"},
+                    Case{"partial", Outcome::Incorrect, "unwritten"},
+                    Case{"wrong", Outcome::Incorrect, "mismatch"},
+                    Case{"nondet", Outcome::Incorrect, "mismatch"},
+                    Case{"mutate", Outcome::Incorrect, "input_modified"},
+                    Case{"cache", Outcome::Incorrect, "mismatch"},
+                    Case{"timed_cache", Outcome::Incorrect, "timed_output"},
+                    Case{"foreign_stream", Outcome::Unsafe, "foreign_stream"},
+                    Case{"thread", Outcome::Unsafe, "host_thread"},
+                    Case{"hidden", Outcome::Unsafe, "hidden_work"},
+                    Case{"too_fast", Outcome::Unsafe, "below_sol"},
+                    Case{"rc", Outcome::Crash, "returned_error"},
+                    Case{"segfault", Outcome::Crash, "signal"},
+                    Case{"abort", Outcome::Crash, "abort"},
+                    Case{"exit_zero", Outcome::Crash, "exit"},
+                    Case{"illegal_address", Outcome::Crash, "illegal_address"},
+                    Case{"hang", Outcome::Timeout, "timeout"}),
+    [](const auto& i) { return i.param.behaviour; });

@@ -44,6 +44,7 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   so.pass_fds = {c->arena_.fd(), req[0], rep[1]};  // become fds 3, 4, 5
   so.env_add = opts.env;
   so.null_stdio = true;
+  so.die_with_parent = true;
   so.limits.max_file_bytes = 64l << 20;  // a candidate cannot fill the disk
   so.limits.max_open_files = 4096;
   auto child = spawn_process(so);

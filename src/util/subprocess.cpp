@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -81,10 +82,15 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
   int exec_err[2];
   if (pipe2(exec_err, O_CLOEXEC) != 0) return fail("spawn: pipe: {}", strerror(errno));
 
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return fail("spawn {}: fork: {}", opts.argv[0], strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
+    if (opts.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+    }
     // Move passed fds out of the way first so dup2 onto 3, 4, ... cannot clobber a source.
     int moved[16];
     size_t npass = std::min<size_t>(opts.pass_fds.size(), 16);

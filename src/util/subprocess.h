@@ -73,6 +73,8 @@ struct SpawnOptions {
   ProcessLimits limits;
   // Child's stdin/stdout from /dev/null instead of pipes (in_fd/out_fd stay -1).
   bool null_stdio = false;
+  // SIGKILL the child when the parent dies (Ctrl-C, kill -9), so no hung candidate outlives it.
+  bool die_with_parent = false;
 };
 
 Result<Child> spawn_process(const SpawnOptions& opts);

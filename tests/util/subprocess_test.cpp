@@ -1,6 +1,10 @@
 #include "util/subprocess.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
 
 using namespace kevo;
 using namespace std::chrono_literals;
@@ -52,4 +56,36 @@ TEST(Subprocess, FileSizeLimitApplies) {
                         .limits = lim});
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->ok());
+}
+
+TEST(Subprocess, ChildDiesWithItsParent) {
+  // A process that spawns a long sleep with die_with_parent, reports its pid, then dies: the sleep
+  // must not outlive it (this is what keeps a hung candidate from surviving a killed checker).
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t mid = fork();
+  ASSERT_GE(mid, 0);
+  if (mid == 0) {
+    SpawnOptions so;
+    so.argv = {"sleep", "30"};
+    so.die_with_parent = true;
+    auto c = spawn_process(so);
+    int pid = c ? c->pid : -1;
+    (void)!write(fds[1], &pid, sizeof pid);
+    _exit(0);
+  }
+  int pid = -1;
+  ASSERT_EQ(read(fds[0], &pid, sizeof pid), static_cast<ssize_t>(sizeof pid));
+  waitpid(mid, nullptr, 0);
+  ASSERT_GT(pid, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    // Gone, or a zombie waiting for init to reap it.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string s;
+    std::getline(stat, s);
+    gone = s.empty() || s.find(") Z") != std::string::npos;
+    if (!gone) usleep(20000);
+  }
+  EXPECT_TRUE(gone) << "the child outlived its parent";
 }

@@ -27,6 +27,9 @@ class CandidateEvaluator {
   virtual void warm(const Task&, const std::string& /*source*/) {}
   // "CUDA 12.4" or empty when unknown (goes into the prompt).
   virtual std::string cuda_version() { return {}; }
+  // What makes two sources the same program, so a repeat is not evaluated again. Default: the
+  // code without comments and insignificant whitespace (fingerprint.h).
+  virtual std::string fingerprint(const std::string& source) const;
   // True for test doubles: recorded in the run so a report never passes one off as a GPU result.
   virtual bool is_fake() const { return false; }
 };

@@ -140,6 +140,7 @@ struct State {
   int64_t calls = 0, tokens = 0, next_job = 1;
   double cost = 0, gpu_s = 0;
   std::deque<Job> repairs;
+  std::map<std::string, int64_t> seen;  // source fingerprint -> first candidate (0: the baseline)
   std::mt19937_64 rng;
   SteadyClock::time_point t0 = SteadyClock::now();
   std::string stop;       // why no new proposal starts
@@ -177,6 +178,12 @@ class Runner {
     if (progress_) progress_(progress(in_flight));
   }
 
+  // Candidates that were really evaluated (not invalid answers, not repeats) define a program seen.
+  void remember_source(const store::CandidateRow& c) {
+    if (c.outcome == "invalid_answer" || c.outcome == "duplicate" || c.source.empty()) return;
+    s_.seen.emplace(ev_.fingerprint(c.source), c.id);
+  }
+
   // Rebuilds counters and the population from the stored candidates, in completion order, so a
   // resumed run continues with the population it had.
   Status replay() {
@@ -193,6 +200,7 @@ class Runner {
       }
       s_.pop.note_completed();
       s_.order.push_back(c.id);
+      remember_source(c);
       s_.rows[c.id] = std::move(c);
     }
     auto t = db_.totals(s_.row.id);
@@ -339,8 +347,9 @@ class Runner {
       s_.pop.offer(m);
     }
     s_.since_best = new_best ? 0 : s_.since_best + 1;
-    bool migrated = s_.pop.note_completed();
+    Completion done = s_.pop.note_completed();
     s_.order.push_back(c.id);
+    remember_source(c);
     s_.rows[c.id] = c;
     emit("candidate", {{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents},
                        {"model", c.model}, {"outcome", c.outcome}, {"reason", c.reason},
@@ -352,7 +361,8 @@ class Runner {
       (void)db_.update_run(s_.row);
       emit("new_best", {{"candidate", c.id}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}}});
     }
-    if (migrated) emit("migration", {{"completed", s_.pop.completed()}});
+    if (done.migrated) emit("migration", {{"completed", s_.pop.completed()}});
+    if (!done.reset.empty()) emit("island_reset", {{"completed", s_.pop.completed()}, {"islands", done.reset}});
     return c;
   }
 
@@ -438,6 +448,18 @@ class Runner {
       c.flags_json = "[]";
       repair_feedback = p.invalid_message;
       repair_source = p.job.base_source;
+    } else if (auto dup = s_.seen.find(ev_.fingerprint(p.source)); dup != s_.seen.end()) {
+      // The same program (comments and whitespace aside) as one already judged: no GPU time.
+      c.source = p.source;
+      c.outcome = "duplicate";
+      c.reason = "duplicate";
+      c.message = dup->second == 0
+                      ? std::string("the same code as the baseline (comments and whitespace ignored); not evaluated")
+                      : fmt::format("the same code as candidate #{} (comments and whitespace ignored); not evaluated again",
+                                    dup->second);
+      c.features_json = "{}";
+      c.flags_json = "[]";
+      emit("duplicate", {{"of", dup->second}});
     } else {
       Verdict v = evaluate_file(p.file);
       c = row_from_verdict(v, p.source);
@@ -722,6 +744,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     }
   }
   s.ctx = make_task_context(task_, verdict_from_summary(base), evaluator_.cuda_version(), load_abi_text());
+  if (!s.ctx.baseline_code.empty()) s.seen.emplace(evaluator_.fingerprint(s.ctx.baseline_code), 0);
   KEVO_TRY(db_.update_run(s.row));
   KEVO_TRY(r.replay());
   r.emit(resumed ? "run_resumed" : "run_started",

@@ -1,5 +1,7 @@
 #include "evolve/marker_evaluator.h"
 
+#include "util/hash.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -126,6 +128,8 @@ Verdict MarkerEvaluator::evaluate_baseline(const Task& task, const EvalOptions& 
   v.timing = t;
   return v;
 }
+
+std::string MarkerEvaluator::fingerprint(const std::string& source) const { return sha256_hex(source); }
 
 Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, const EvalOptions& opts) const {
   Markers m = read_markers(source);

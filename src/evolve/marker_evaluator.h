@@ -33,6 +33,8 @@ class MarkerEvaluator final : public CandidateEvaluator {
                    const EvalOptions& opts) override;
   Verdict evaluate_baseline(const Task& task, const EvalOptions& opts) override;
   std::string cuda_version() override { return "CUDA 12.4 (fake)"; }
+  // The markers are the program here: comments count.
+  std::string fingerprint(const std::string& source) const override;
   bool is_fake() const override { return true; }
 
   // Judges source text directly (what evaluate() does after reading the file).

@@ -75,12 +75,42 @@ bool Population::offer(const Member& m) {
   return new_best;
 }
 
-bool Population::note_completed() {
+Completion Population::note_completed() {
   ++completed_;
-  if (cfg_.kind != PolicyKind::kIslands || cfg_.islands < 2 || cfg_.migration_interval < 1) return false;
-  if (completed_ % cfg_.migration_interval != 0) return false;
-  migrate();
-  return true;
+  Completion c;
+  if (cfg_.kind != PolicyKind::kIslands || cfg_.islands < 2) return c;
+  if (cfg_.migration_interval > 0 && completed_ % cfg_.migration_interval == 0) {
+    migrate();
+    c.migrated = true;
+  }
+  if (cfg_.reset_interval > 0 && completed_ % cfg_.reset_interval == 0) c.reset = reset_worse_half();
+  return c;
+}
+
+std::vector<int> Population::reset_worse_half() {
+  // Islands ranked by their best member (an empty island ranks last; ties keep island order).
+  std::vector<int> order(islands_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  auto best_of = [&](int i) {
+    const auto& isl = islands_[static_cast<size_t>(i)];
+    return isl.empty() ? -1.0 : isl.front().speed.value;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return best_of(a) > best_of(b); });
+  size_t keep = (order.size() + 1) / 2;
+  if (best_of(order[0]) < 0) return {};  // nothing to seed from yet
+  std::vector<int> reset;
+  for (size_t k = keep; k < order.size(); ++k) {
+    int dst = order[k];
+    // The k-th worst island takes the best of the k-th best survivor (cycling over survivors).
+    int src = order[(k - keep) % keep];
+    if (islands_[static_cast<size_t>(src)].empty()) src = order[0];
+    Member seed = islands_[static_cast<size_t>(src)].front();
+    seed.island = dst;
+    islands_[static_cast<size_t>(dst)] = {seed};
+    reset.push_back(dst);
+  }
+  std::sort(reset.begin(), reset.end());
+  return reset;
 }
 
 void Population::migrate() {

@@ -4,7 +4,10 @@
 //                fastest, N = population size (EoH's rule; EvoEngineer-Full)
 //   islands      n independent elites; a candidate joins its parent's island; every
 //                `migration_interval` completed candidates each island's best is copied into
-//                the next island (a ring), replacing that island's worst (FunSearch, OpenEvolve)
+//                the next island (a ring), replacing that island's worst (FunSearch, OpenEvolve);
+//                every `reset_interval` completed candidates the worse half of the islands (by
+//                their best) is emptied and each is re-seeded with the best of one of the better
+//                half (FunSearch's island reset; deterministic, so a resumed run replays it)
 //   map-elites   one elite per cell of kernel features (features.h); a candidate takes an empty
 //                cell or replaces a slower occupant; parents uniformly over occupied cells
 // Independently of the policy, the run's best is kept with the noise-aware rule (noise.h).
@@ -32,6 +35,13 @@ struct PopulationConfig {
   int islands = 1;
   int migration_interval = 10;  // completed candidates between migrations
   int migrants = 1;
+  int reset_interval = 0;       // completed candidates between island resets; 0: never
+};
+
+// What a completed candidate set off (Population::note_completed).
+struct Completion {
+  bool migrated = false;
+  std::vector<int> reset;  // islands emptied and re-seeded
 };
 
 struct Member {
@@ -52,9 +62,8 @@ class Population {
   // A valid candidate: may enter the population (per policy) and may become the best (noise-
   // aware). Returns true when it became the best.
   bool offer(const Member& m);
-  // Every completed candidate, valid or not: drives the migration clock. Returns true when a
-  // migration happened.
-  bool note_completed();
+  // Every completed candidate, valid or not: drives the migration and reset clocks.
+  Completion note_completed();
 
   const std::optional<Member>& best() const { return best_; }
   std::vector<Member> members(int island = -1) const;  // sorted fastest first; -1: all islands
@@ -72,6 +81,7 @@ class Population {
  private:
   void insert_elite(std::vector<Member>& pool, const Member& m);
   void migrate();
+  std::vector<int> reset_worse_half();
   PopulationConfig cfg_;
   std::vector<std::vector<Member>> islands_;  // elite / single-best / islands
   std::map<std::string, Member> cells_;       // map-elites

@@ -66,13 +66,15 @@ Result<StrategyConfig> preset(std::string_view name) {
     s.style = "eoh";
   } else if (name == "funsearch") {
     // Islands of programs; the prompt shows two earlier versions, worst to best, and asks for
-    // the next one; no stated insights. Four islands, migrating every 10 candidates (FunSearch
-    // uses 10 islands with resets; scaled to a 45-candidate budget).
+    // the next one; no stated insights. Four islands, migrating every 10 candidates, the worse
+    // two reset from the better two every 20 (FunSearch uses 10 islands reset every few hours;
+    // scaled to a 45-candidate budget).
     s.info = {true, true, false};
     s.operators = {{Op::kMutate, 1.0}};
     s.population.kind = PolicyKind::kIslands;
     s.population.islands = 4;
     s.population.migration_interval = 10;
+    s.population.reset_interval = 20;
     s.solutions_shown = 2;
     s.style = "funsearch";
   } else if (name == "ai-cuda-engineer") {
@@ -109,6 +111,7 @@ nlohmann::json StrategyConfig::to_json() const {
           {"population", population.size},
           {"islands", population.islands},
           {"migration_interval", population.migration_interval},
+          {"reset_interval", population.reset_interval},
           {"migrants", population.migrants},
           {"solutions_shown", solutions_shown},
           {"insights_shown", insights_shown},
@@ -144,6 +147,7 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.population.size = j.value("population", s.population.size);
   s.population.islands = j.value("islands", s.population.islands);
   s.population.migration_interval = j.value("migration_interval", s.population.migration_interval);
+  s.population.reset_interval = j.value("reset_interval", s.population.reset_interval);
   s.population.migrants = j.value("migrants", s.population.migrants);
   s.solutions_shown = j.value("solutions_shown", s.solutions_shown);
   s.insights_shown = j.value("insights_shown", s.insights_shown);
@@ -185,6 +189,7 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
     else if (k == "population") KEVO_TRY(need_int(s.population.size));
     else if (k == "islands") KEVO_TRY(need_int(s.population.islands));
     else if (k == "migration_interval") KEVO_TRY(need_int(s.population.migration_interval));
+    else if (k == "reset_interval") KEVO_TRY(need_int(s.population.reset_interval));
     else if (k == "migrants") KEVO_TRY(need_int(s.population.migrants));
     else if (k == "repair_rounds") KEVO_TRY(need_int(s.repair_rounds));
     else if (k == "stagnation") KEVO_TRY(need_int(s.stagnation));

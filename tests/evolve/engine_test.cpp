@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "evolve/fingerprint.h"
 #include "harness.h"
 
 namespace kevo::evolve {
@@ -191,13 +192,17 @@ TEST(Selection, NoisyImprovementDoesNotReplaceTheBest) {
 
 // ---- repair ------------------------------------------------------------------------------------
 
+// Distinct code per answer (a repeated program is not evaluated again, see Dedup).
+std::string variant(int n) { return "#define VARIANT " + std::to_string(n) + "\n"; }
+
 TEST(Repair, FailuresGoBackWithTheirDiagnosticABoundedNumberOfTimes) {
   // Fresh answers fail to compile; repairs compile but are incorrect: every chain must stop
   // after repair_rounds.
   Harness h([](const std::string& prompt, int n) {
     if (contains(prompt, "Fix this kernel"))
-      return answer("fix" + std::to_string(n), "fix", kernel_source("incorrect y[7] = 3, expected 4"));
-    return answer("k" + std::to_string(n), "t", kernel_source("compile_error kernel.cu(12): error: identifier \"foo\" is undefined"));
+      return answer("fix" + std::to_string(n), "fix", kernel_source("incorrect y[7] = 3, expected 4", variant(n)));
+    return answer("k" + std::to_string(n), "t",
+                  kernel_source("compile_error kernel.cu(12): error: identifier \"foo\" is undefined", variant(n)));
   });
   // A checker whose mismatch text names a held-out config (it never should during the search):
   // the engine scrubs it before the text goes back to the model.
@@ -209,6 +214,7 @@ TEST(Repair, FailuresGoBackWithTheirDiagnosticABoundedNumberOfTimes) {
       return v;
     }
     Verdict evaluate_baseline(const Task& t, const EvalOptions& o) override { return inner.evaluate_baseline(t, o); }
+    std::string fingerprint(const std::string& s) const override { return inner.fingerprint(s); }
     MarkerEvaluator inner;
   } leaky;
   h.eval = &leaky;
@@ -448,6 +454,50 @@ TEST(Crash, KillNineLosesOnlyWhatWasInFlight) {
   EXPECT_TRUE(first_new.op == "mutate");
   EXPECT_GE(out->best_speedup, best_before->speedup * 0.97);
   EXPECT_EQ(out->status, store::RunStatus::kFinished);
+}
+
+
+// ---- duplicates --------------------------------------------------------------------------------
+
+TEST(Dedup, TheSameProgramIsNotEvaluatedTwice) {
+  // Answer 0: a kernel. Answer 1: the same kernel again. Answer 2: the baseline itself. Answer 3:
+  // a different kernel.
+  // (The marker evaluator's fingerprint is the raw text, since its markers are comments; the real
+  // one ignores comments and spacing, tested below.)
+  Harness h([](const std::string&, int n) {
+    std::string k = kernel_source("pass time_ms=1.0 noise=0.01");
+    if (n == 2) k = kernel_source("pass time_ms=2.0");  // the harness's baseline
+    if (n >= 3) k = kernel_source("pass time_ms=0.8 noise=0.01");
+    return answer("k" + std::to_string(n), "t", k);
+  });
+  auto o = h.options("evoengineer-free", 4);
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].outcome, "pass");
+  EXPECT_EQ(rows[1].outcome, "duplicate");
+  EXPECT_NE(rows[1].message.find("candidate #" + std::to_string(rows[0].id)), std::string::npos) << rows[1].message;
+  EXPECT_EQ(rows[2].outcome, "duplicate");
+  EXPECT_NE(rows[2].message.find("baseline"), std::string::npos) << rows[2].message;
+  EXPECT_EQ(rows[3].outcome, "pass");
+  // Evaluations: the baseline, candidates 0 and 3, and the winner's re-verification; never the
+  // two repeats.
+  int candidate_evals = 0;
+  for (const auto& c : h.evaluator.calls())
+    if (!c.baseline && !c.held_out_only) ++candidate_evals;
+  EXPECT_EQ(candidate_evals, 2);
+}
+
+TEST(Dedup, NormalizationKeepsWhatChangesThePrograms) {
+  EXPECT_EQ(normalize_source("int  a = 1; // x\n/* y */ int b;"), "int a=1;int b;");
+  EXPECT_EQ(normalize_source("#include <a.h>\n#define N  4\nint x = N;"), "#include <a.h>\n#define N 4\nint x=N;");
+  EXPECT_NE(source_fingerprint("#define F (x)\n"), source_fingerprint("#define F(x)\n"));
+  EXPECT_NE(source_fingerprint("int a = 1;"), source_fingerprint("int a = 2;"));
+  EXPECT_NE(source_fingerprint("const char* s = \"a  b\";"), source_fingerprint("const char* s = \"a b\";"));
+  EXPECT_NE(source_fingerprint("unsigned int x;"), source_fingerprint("unsignedint x;"));
+  EXPECT_EQ(source_fingerprint("a\n+\tb"), source_fingerprint("a+b"));
+  EXPECT_EQ(normalize_source("#define S \"//x\"\nint y;"), "#define S \"//x\"\nint y;");
 }
 
 }  // namespace

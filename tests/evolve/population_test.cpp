@@ -8,6 +8,7 @@
 #include "evolve/features.h"
 #include "evolve/noise.h"
 #include "evolve/population.h"
+#include "evolve/strategy.h"
 
 namespace kevo::evolve {
 namespace {
@@ -112,8 +113,8 @@ TEST(Islands, MigrationCopiesEachIslandsBestToTheNext) {
   pop.offer(m(2, 1.5, 0.01, 1));
   pop.offer(m(3, 1.2, 0.01, 2));
   EXPECT_EQ(pop.members(1).size(), 1u);
-  for (int i = 0; i < 3; ++i) EXPECT_FALSE(pop.note_completed());
-  EXPECT_TRUE(pop.note_completed());  // the 4th completed candidate: migration
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(pop.note_completed().migrated);
+  EXPECT_TRUE(pop.note_completed().migrated);  // the 4th completed candidate: migration
   auto i1 = pop.members(1);
   ASSERT_EQ(i1.size(), 2u);
   EXPECT_EQ(i1[0].id, 1);  // island 0's best moved into island 1 (ring)
@@ -134,6 +135,49 @@ TEST(Islands, MigrationCopiesEachIslandsBestToTheNext) {
   small.note_completed();
   ASSERT_EQ(small.members(1).size(), 1u);
   EXPECT_EQ(small.members(1)[0].id, 10);
+}
+
+TEST(Islands, ResetEmptiesTheWorseHalfAndSeedsItFromTheBetter) {
+  // Four islands, no migration, reset every 3 completed candidates.
+  Population pop({.kind = PolicyKind::kIslands, .size = 3, .islands = 4, .migration_interval = 0,
+                  .reset_interval = 3});
+  pop.offer(m(1, 1.1, 0.01, 0));
+  pop.offer(m(2, 3.0, 0.01, 1));
+  pop.offer(m(3, 0.9, 0.01, 2));
+  pop.offer(m(4, 2.0, 0.01, 3));
+  pop.offer(m(5, 1.0, 0.01, 0));
+  EXPECT_TRUE(pop.note_completed().reset.empty());
+  EXPECT_TRUE(pop.note_completed().reset.empty());
+  Completion c = pop.note_completed();
+  EXPECT_FALSE(c.migrated);
+  // Ranked by best: island 1 (3.0), 3 (2.0), 0 (1.1), 2 (0.9). Islands 0 and 2 are reset: the
+  // worst-but-one (0) from the best survivor (1), the worst (2) from the next (3).
+  EXPECT_EQ(c.reset, (std::vector<int>{0, 2}));
+  ASSERT_EQ(pop.members(0).size(), 1u);
+  EXPECT_EQ(pop.members(0)[0].id, 2);
+  EXPECT_EQ(pop.members(0)[0].island, 0);
+  ASSERT_EQ(pop.members(2).size(), 1u);
+  EXPECT_EQ(pop.members(2)[0].id, 4);
+  EXPECT_EQ(pop.members(1).size(), 1u);  // survivors unchanged
+  EXPECT_EQ(pop.best()->id, 2);          // the run's best is not touched by a reset
+  // An empty population resets nothing; a policy without islands never resets.
+  Population empty({.kind = PolicyKind::kIslands, .islands = 4, .reset_interval = 1});
+  EXPECT_TRUE(empty.note_completed().reset.empty());
+  Population elite({.kind = PolicyKind::kElite, .reset_interval = 1});
+  elite.offer(m(1, 1.0, 0.01, 0));
+  EXPECT_TRUE(elite.note_completed().reset.empty());
+}
+
+TEST(Islands, FunsearchPresetResets) {
+  auto s = preset("funsearch");
+  ASSERT_TRUE(s);
+  EXPECT_GT(s->population.reset_interval, 0);
+  auto back = StrategyConfig::from_json(s->to_json());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->population.reset_interval, s->population.reset_interval);
+  auto t = parse_strategy_toml("[evolve]\nstrategy = \"funsearch\"\nreset_interval = 7\n", StrategyConfig{});
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->population.reset_interval, 7);
 }
 
 TEST(Features, FromPtxasReportAndSource) {

@@ -1,33 +1,85 @@
 #!/usr/bin/env bash
-# The whole GPU check in one call, run on the GPU machine from the repo root with the build folder
-# carried (built on the CPU machine: cmake -B build && ninja -C build). Logs go to $OUT.
+# The whole GPU check, run on the GPU machine from the repo root with the build folder carried
+# (built on the CPU machine, then scripts/pack-for-gpu.sh). Logs go to $OUT, written as they come.
 #   scripts/gpu-check.sh [build-dir]
+# KEVO_PHASES picks the phases (default: all, in this order), so the check can be split over
+# several device calls of at most 10 minutes:
+#   probe      every task: baseline vs CPU reference on its non-main configs, main-config time
+#   baselines  every task: `kevo eval --baseline` (the real checker, all configs)
+#   kernels    the adversarial and good kernels of tests/gpu/kernels/manifest.toml, compute-sanitizer
+#   e2e        the evolution engine end to end (scripted model, real kernels)
+#   bench      bench/run.sh: eval latency cold/cached vs torch load_inline, median CV
+#   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
+#   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
 set -uo pipefail
 B=$(realpath "${1:-build}")
 OUT=${OUT:-/tmp/kevo-gpu-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
-"$B/bin/kevo" doctor 2>&1 | tee "$OUT/doctor.txt"
-
-# The GPU test label, sharded over 3 processes (the GPU is shared; correctness does not care, and
-# every timing reported here is a same-run ratio).
-pids=()
-for i in 0 1 2; do
-  GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=$i "$B/tests/gpu/gpu_eval_test" --gtest_color=no \
-    > "$OUT/gpu-shard$i.txt" 2>&1 &
-  pids+=($!)
-done
+PHASES=${KEVO_PHASES:-probe baselines kernels e2e bench suite interop}
+K="$B/bin/kevo"
 rc=0
-for p in "${pids[@]}"; do wait "$p" || rc=1; done
-cat "$OUT"/gpu-shard*.txt > "$OUT/gpu-tests.txt"
-# The evolution engine end to end (scripted model, real GPU), alone on the GPU.
-"$B/tests/gpu/evolve_e2e_test" --gtest_color=no > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
-grep -hE "^E2E|^\[  (FAILED|PASSED) " "$OUT/evolve-e2e.txt"
-grep -hE "^(BASELINE|VERDICT|SPEEDUP|SANITIZE)" "$OUT"/gpu-shard*.txt | sort | tee "$OUT/summary.txt"
-grep -hE "^\[  (FAILED|PASSED|SKIPPED) " "$OUT"/gpu-shard*.txt | sort | uniq -c | tee -a "$OUT/summary.txt"
-if [ "${KEVO_BENCH:-0}" = 1 ] && [ -x bench/run.sh ]; then
-  bench/run.sh "$B" 2>&1 | tee "$OUT/bench.txt"
+stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
+has() { [[ " $PHASES " == *" $1 "* ]]; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+"$K" doctor > "$OUT/doctor.txt" 2>&1
+
+# Shards a gtest binary over N processes (the GPU is shared: fine for correctness; every timing
+# reported from a sharded phase is a same-run ratio).
+shard() {  # name n binary args...
+  local name=$1 n=$2; shift 2
+  local pids=()
+  for ((i = 0; i < n; i++)); do
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i "$@" --gtest_color=no > "$OUT/$name-shard$i.txt" 2>&1 &
+    pids+=($!)
+  done
+  local r=0
+  for p in "${pids[@]}"; do wait "$p" || r=1; done
+  cat "$OUT/$name"-shard*.txt > "$OUT/$name.txt" && rm -f "$OUT/$name"-shard*.txt
+  return $r
+}
+
+if has probe; then
+  stamp probe
+  # Compile every baseline first, in parallel, into the cache the probe reads.
+  ls tasks | xargs -P 16 -I{} sh -c "'$K' eval {} --baseline --compile-only > /dev/null 2>&1"
+  "$B/tests/lint/lint_gpu_probe" > "$OUT/probe.txt" 2>&1 || rc=1
+  grep -E "^(CHECK|TIME|ERROR|DONE)" "$OUT/probe.txt" | grep -vE "^CHECK \S+ PASS" | head -80
+  grep -c "^CHECK \S* PASS" "$OUT/probe.txt" | sed 's/^/probe checks passed: /'
 fi
+if has baselines; then
+  stamp baselines
+  shard baselines 8 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Tasks/Baseline.*' || rc=1
+  grep -hE "^\[  (FAILED|PASSED) |^BASELINE" "$OUT/baselines.txt" | sort | grep -v "^BASELINE" | uniq -c
+  grep -h "^\[  FAILED  \] Tasks" "$OUT/baselines.txt" | head -20
+fi
+if has kernels; then
+  stamp kernels
+  shard kernels 3 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Manifest/*:Sanitize.*' || rc=1
+  grep -hE "^(VERDICT|SPEEDUP|SANITIZE)" "$OUT/kernels.txt" | sort > "$OUT/kernels-summary.txt"
+  grep -hE "^\[  (FAILED|PASSED) " "$OUT/kernels.txt" | sort | uniq -c | tee -a "$OUT/kernels-summary.txt"
+fi
+if has e2e; then
+  stamp e2e
+  "$B/tests/gpu/evolve_e2e_test" --gtest_color=no > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
+  grep -hE "^E2E|^\[  (FAILED|PASSED) " "$OUT/evolve-e2e.txt"
+fi
+if has bench; then
+  stamp bench
+  bench/run.sh "$B" > "$OUT/bench.txt" 2>&1 || rc=1
+  grep -E "SECONDS|LOAD_INLINE|MEDIAN_CV|x less" "$OUT/bench.txt"
+fi
+if has suite; then
+  stamp suite
+  bench/suite.sh "$B" "$OUT/suite" > "$OUT/suite.txt" 2>&1 || rc=1
+  tail -40 "$OUT/suite.txt"
+fi
+if has interop; then
+  stamp interop
+  bench/interop.sh "$B" "$OUT/interop" > "$OUT/interop.txt" 2>&1 || rc=1
+  tail -40 "$OUT/interop.txt"
+fi
+stamp "done rc=$rc"
 exit $rc

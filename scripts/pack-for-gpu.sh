@@ -4,9 +4,10 @@
 #   scripts/gpu-check.sh .carry
 set -euo pipefail
 B=${1:-build}
-rm -rf .carry && mkdir -p .carry/bin .carry/tests/gpu
+rm -rf .carry && mkdir -p .carry/bin .carry/tests/gpu .carry/tests/lint
 for f in kevo kevo-runner; do objcopy --strip-debug "$B/bin/$f" ".carry/bin/$f"; done
 for t in gpu_eval_test evolve_e2e_test; do
   objcopy --strip-debug "$B/tests/gpu/$t" ".carry/tests/gpu/$t"
 done
+objcopy --strip-debug "$B/tests/lint/lint_gpu_probe" .carry/tests/lint/lint_gpu_probe
 du -sh .carry

@@ -1,6 +1,9 @@
-// Baseline for conv2d: direct convolution, one thread per output element (16x16 output tiles per
+// Baseline for conv2d: direct convolution, one thread per output element (kBx x kBy output tiles per
 // block, one block column per (n, k)); inputs and weights are read through the caches.
 #include <kevo/kernel.h>
+
+constexpr int kBx = 16;  // kevo: tune kBx in {8, 16, 32}
+constexpr int kBy = 16;  // kevo: tune kBy in {4, 8, 16}
 
 __global__ void conv2d_kernel(const float* __restrict__ x, const float* __restrict__ w,
                               float* __restrict__ y, int C, int H, int W, int K, int R, int S,
@@ -33,8 +36,8 @@ KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   int N = (int)d[0], C = (int)d[1], H = (int)d[2], W = (int)d[3];
   int K = (int)d[4], R = (int)d[5], S = (int)d[6], P = (int)d[7];
   int HO = H + 2 * P - R + 1, WO = W + 2 * P - S + 1;
-  dim3 block(16, 16);
-  dim3 grid((WO + 15) / 16, (HO + 15) / 16, N * K);
+  dim3 block(kBx, kBy);
+  dim3 grid((WO + kBx - 1) / kBx, (HO + kBy - 1) / kBy, N * K);
   conv2d_kernel<<<grid, block, 0, a->stream>>>(
       (const float*)a->inputs[0].data, (const float*)a->inputs[1].data, (float*)a->outputs[0].data,
       C, H, W, K, R, S, P, HO, WO);

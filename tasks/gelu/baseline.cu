@@ -13,7 +13,7 @@ KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   const kevo_tensor* x = &a->inputs[0];
   kevo_tensor* y = &a->outputs[0];
   int64_t n = kevo_numel(x);
-  const int threads = 256;
+  const int threads = 256;  // kevo: tune threads in {64, 128, 256, 512, 1024}
   unsigned blocks = (unsigned)((n + threads - 1) / threads);
   gelu_kernel<<<blocks, threads, 0, a->stream>>>((const float*)x->data, (float*)y->data, n);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;

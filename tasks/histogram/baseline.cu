@@ -2,7 +2,8 @@
 // shared-memory histogram (dynamic, NB ints), which is then added to the global counts.
 #include <kevo/kernel.h>
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;  // kevo: tune kThreads in {128, 256, 512, 1024}
+constexpr int kMaxBlocks = 2048;  // kevo: tune kMaxBlocks in {264, 528, 1056, 2048, 4096}
 
 __global__ void zero_kernel(int* __restrict__ counts, int64_t nb) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -31,7 +32,7 @@ KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   int* counts = (int*)a->outputs[0].data;
   zero_kernel<<<(unsigned)((nb + 255) / 256), 256, 0, a->stream>>>(counts, nb);
   int64_t want = (n + kThreads - 1) / kThreads;
-  int blocks = (int)(want < 2048 ? want : 2048);
+  int blocks = (int)(want < kMaxBlocks ? want : kMaxBlocks);
   size_t smem = (size_t)nb * sizeof(int);
   if (smem > 48 * 1024 &&
       cudaFuncSetAttribute(histogram_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -3,7 +3,7 @@
 #include <cuda_bf16.h>
 #include <kevo/kernel.h>
 
-constexpr int kTile = 32;
+constexpr int kTile = 32;  // kevo: tune kTile in {8, 16, 32}
 
 __global__ void matmul_bf16_kernel(const __nv_bfloat16* __restrict__ A,
                                    const __nv_bfloat16* __restrict__ B,

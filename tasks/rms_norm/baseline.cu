@@ -2,6 +2,8 @@
 // second loop to write (coalesced along s).
 #include <kevo/kernel.h>
 
+constexpr int kThreads = 256;  // kevo: tune kThreads in {32, 64, 128, 256, 512}
+
 __global__ void rms_norm_kernel(const float* __restrict__ x, const float* __restrict__ w,
                                 float* __restrict__ y, int64_t B, int64_t C, int64_t S, float eps) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -17,7 +19,7 @@ __global__ void rms_norm_kernel(const float* __restrict__ x, const float* __rest
 
 KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   int64_t B = a->dims[0], C = a->dims[1], S = a->dims[2];
-  rms_norm_kernel<<<(unsigned)((B * S + 255) / 256), 256, 0, a->stream>>>(
+  rms_norm_kernel<<<(unsigned)((B * S + kThreads - 1) / kThreads), kThreads, 0, a->stream>>>(
       (const float*)a->inputs[0].data, (const float*)a->inputs[1].data, (float*)a->outputs[0].data,
       B, C, S, (float)a->scalars[0]);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;

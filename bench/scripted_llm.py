@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""A scripted OpenAI-compatible chat-completions server for GPU benchmark runs without an LLM.
+
+`kevo bench --model http://127.0.0.1:PORT/v1#scripted` against it exercises the whole pipeline
+(prompts, parsing, compile, checker, timing, selection, re-verification) with real kernels. Each
+task gets a fixed rotation of answers, by the n-th request naming that task ("Task: NAME"):
+
+  0  a known faster kernel from tests/gpu/kernels/good/ for the task, if there is one, else the
+     baseline with its tunable constants set to another value (docs: tuning.h)
+  1  a kernel that writes nothing (the checker must reject it: unwritten outputs)
+  2  a kernel that does not compile (an undeclared identifier)
+  3+ the baseline with the next tunable setting, or the good kernel again with a distinct tag
+
+Usage: scripted_llm.py [--port N] [--root REPO]; prints "PORT N" once listening. Stdlib only.
+"""
+import argparse
+import http.server
+import itertools
+import json
+import pathlib
+import re
+import sys
+import threading
+
+GOOD = {  # task -> kernels in tests/gpu/kernels/good known to be faster than the baseline
+    "gelu": ["gelu_float4.cu"],
+    "softmax": ["softmax_online.cu"],
+    "transpose": ["transpose_smem.cu"],
+    "matmul_bf16": ["matmul_bf16_wmma.cu"],
+    "matmul_f32": ["matmul_f32_regtile.cu"],
+    "layernorm": ["layernorm_welford.cu"],
+    "prefix_sum": ["prefix_sum_warp.cu"],
+    "row_sum": ["row_sum_warp.cu"],
+}
+
+NOOP = """#include <kevo/kernel.h>
+// Returns at once: every output stays as the checker poisoned it.
+KEVO_EXPORT int kevo_forward(const kevo_args* a) { (void)a; return 0; }
+"""
+
+BROKEN = """#include <kevo/kernel.h>
+KEVO_EXPORT int kevo_forward(const kevo_args* a) {
+  launch_fast_kernel(a);  // never declared
+  return 0;
+}
+"""
+
+ANNOT = re.compile(r"//\s*kevo:\s*tune\s+(\w+)\s+in\s*\{([^}]*)\}")
+
+
+def tune_variants(src):
+    """The baseline with each combination of its `// kevo: tune` values except its own."""
+    lines = src.split("\n")
+    found = []  # (line index, name, current value, values, regex of the definition)
+    for i, line in enumerate(lines):
+        a = ANNOT.search(line)
+        if not a:
+            continue
+        name, values = a.group(1), [v.strip() for v in a.group(2).split(",") if v.strip()]
+        d = re.compile(r"\b" + name + r"\b(\s*=\s*|\s+)([^\s;,)]+)")
+        m = d.search(line[: a.start()])
+        if m:
+            found.append((i, name, m.group(2), values, d))
+    out = []
+    for combo in itertools.product(*[f[3] for f in found]):
+        if all(c == f[2] for f, c in zip(found, combo)):
+            continue
+        new = list(lines)
+        for (i, name, cur, values, d), c in zip(found, combo):
+            a = ANNOT.search(new[i])
+            code = d.sub(lambda m: name + m.group(1) + c, new[i][: a.start()], count=1)
+            new[i] = code + new[i][a.start():]
+        out.append(({f[1]: c for f, c in zip(found, combo)}, "\n".join(new)))
+    return out
+
+
+class Script:
+    def __init__(self, root):
+        self.root = pathlib.Path(root)
+        self.count = {}
+        self.lock = threading.Lock()
+
+    def answer(self, prompt):
+        m = re.search(r"Task: (\w+)", prompt)
+        task = m.group(1) if m else "unknown"
+        with self.lock:
+            n = self.count.get(task, 0)
+            self.count[task] = n + 1
+        base_file = self.root / "tasks" / task / "baseline.cu"
+        base = base_file.read_text() if base_file.exists() else NOOP
+        good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(task, [])]
+        variants = tune_variants(base)
+        if n == 1:
+            return "noop", "skip the work entirely", NOOP
+        if n == 2:
+            return "broken", "call a helper kernel", BROKEN
+        k = 0 if n == 0 else n - 2
+        if good and k == 0:
+            return "good", "a known faster kernel", good[0]
+        idx = k - (1 if good else 0)
+        if variants:
+            assign, text = variants[idx % len(variants)]
+            label = " ".join(f"{a}={b}" for a, b in assign.items())
+            return f"tuned_{idx}", f"launch shape {label}", text
+        src = good[0] if good else base
+        return f"again_{n}", "the same idea, restated", src + f"\nconstexpr int kScriptedAnswer = {n};\n"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    script = None
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        try:
+            body = json.loads(self.rfile.read(n) or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "malformed JSON", "type": "invalid_request_error"}})
+            return
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        name, thought, code = self.script.answer(prompt)
+        text = f"NAME: {name}\nTHOUGHT: {thought}\n\n```cuda\n{code}```\n"
+        self._json(200, {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
+                      "total_tokens": (len(prompt) + len(text)) // 4},
+        })
+
+    def _json(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--root", default=".")
+    a = ap.parse_args()
+    Handler.script = Script(a.root)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    print(f"PORT {srv.server_address[1]}", flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -69,7 +69,9 @@ def write_message(f, msg):
 class Bridge:
     def __init__(self):
         import torch  # noqa: F401  (imported here so an import failure becomes an error reply)
+        from .extension import Extensions
         self.ref = None
+        self.extensions = Extensions()  # built once per session
 
     # -- ops --------------------------------------------------------------------------------
     def op_hello(self, req):
@@ -157,67 +159,117 @@ class Bridge:
 
     def op_time(self, req):
         import torch
-        from .reference import median_ci
+        from .extension import ExtensionError
         ref = self._need_ref()
-        dev = req.get("device", "cuda")
-        if not dev.startswith("cuda") or not torch.cuda.is_available():
-            raise RuntimeError(f"no CUDA: timing needs a CUDA device and torch {torch.__version__} sees "
-                               f"none (torch.cuda.is_available() is {torch.cuda.is_available()})")
-        dev = self._device(req)
+        dev = self._device(req)  # "no CUDA: ..." when cuda is asked for and torch sees none
         args = self._args(req, dev)
-        props = torch.cuda.get_device_properties(torch.device(dev))
-        l2 = int(getattr(props, "L2_cache_size", 0) or (64 << 20))
-        flush = torch.empty(2 * l2 + (8 << 20), dtype=torch.uint8, device=dev)
+        clock = _Clock(dev)
         warmup = int(req.get("warmup", 3))
         min_reps = int(req.get("min_reps", 10))
         max_reps = int(req.get("max_reps", 1000))
         budget = float(req.get("budget_s", 4.0))
-        result = {"l2_flush_bytes": flush.numel(), "device_name": torch.cuda.get_device_name(dev)}
-        for mode in req.get("modes", ["eager", "compile"]):
-            if mode == "eager":
-                fn = ref.callable
-            elif mode == "compile":
-                if not hasattr(torch, "compile"):
-                    result[mode] = {"error": f"torch.compile needs torch >= 2.0 (this is {torch.__version__})"}
-                    continue
-                try:
+        modes = req.get("modes", ["eager", "compile"])
+        for mode in modes:
+            if mode not in ("eager", "compile", "extension"):
+                raise ValueError(f"unknown timing mode '{mode}' (eager, compile or extension)")
+        result = {"device": dev, "device_name": clock.name, "l2_flush_bytes": clock.flush_bytes}
+        for mode in modes:
+            try:
+                if mode == "eager":
+                    fn = ref.callable
+                elif mode == "compile":
+                    if not hasattr(torch, "compile"):
+                        result[mode] = {"error": f"torch.compile needs torch >= 2.0 (this is {torch.__version__})"}
+                        continue
                     if ref.compiled is None:
                         ref.compiled = torch.compile(ref.callable)
                     fn = ref.compiled
-                except Exception as e:
-                    result[mode] = {"error": f"torch.compile failed: {type(e).__name__}: {e}",
-                                    "traceback": traceback.format_exc()}
-                    continue
-            else:
-                raise ValueError(f"unknown timing mode '{mode}' (eager or compile)")
-            try:
-                result[mode] = _time_fn(fn, args, flush, warmup, min_reps, max_reps, budget, median_ci)
+                else:  # extension
+                    fn = self.extensions.callable(ref, req.get("extension"), dev)
+            except ExtensionError as e:
+                result[mode] = {"error": str(e)}
+                continue
             except Exception as e:
-                result[mode] = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+                what = "torch.compile failed: " if mode == "compile" else ""
+                result[mode] = {"error": f"{what}{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+                continue
+            try:
+                result[mode] = _time_fn(fn, args, clock, warmup, min_reps, max_reps, budget)
+            except Exception as e:
+                what = "torch.compile failed: " if mode == "compile" else ""
+                result[mode] = {"error": f"{what}{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
         return result
 
 
-def _time_fn(fn, args, flush, warmup, min_reps, max_reps, budget, median_ci):
+class _Clock:
+    """CUDA events on a GPU, time.perf_counter on the CPU; either way every call is preceded by
+    zeroing a buffer larger than the last-level cache, outside the timed interval."""
+
+    def __init__(self, dev):
+        import torch
+        self.cuda = dev.startswith("cuda")
+        if self.cuda:
+            props = torch.cuda.get_device_properties(torch.device(dev))
+            l2 = int(getattr(props, "L2_cache_size", 0) or (64 << 20))
+            self.name = torch.cuda.get_device_name(dev)
+            self.flush = torch.empty(2 * l2 + (8 << 20), dtype=torch.uint8, device=dev)
+        else:
+            self.name = _cpu_name()
+            self.flush = torch.empty(64 << 20, dtype=torch.uint8)
+        self.flush_bytes = self.flush.numel()
+
+    def sync(self):
+        if self.cuda:
+            import torch
+            torch.cuda.synchronize()
+
+    def batch(self, fn, args, n):
+        """n timed calls, in milliseconds."""
+        import torch
+        if not self.cuda:
+            out = []
+            for _ in range(n):
+                self.flush.zero_()
+                t0 = time.perf_counter()
+                fn(*args)
+                out.append((time.perf_counter() - t0) * 1e3)
+            return out
+        evs = []
+        for _ in range(n):
+            self.flush.zero_()  # outside the event pair: every call starts with a cold L2
+            s = torch.cuda.Event(enable_timing=True)
+            e = torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn(*args)
+            e.record()
+            evs.append((s, e))
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e in evs]
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return "CPU: " + line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return "CPU: " + (platform.processor() or platform.machine() or "unknown")
+
+
+def _time_fn(fn, args, clock, warmup, min_reps, max_reps, budget):
     import torch
+    from .reference import median_ci
     with torch.no_grad():
         for _ in range(warmup):
             fn(*args)
-        torch.cuda.synchronize()
+        clock.sync()
         samples = []
         t0 = time.monotonic()
-        batch = 10
         while len(samples) < max_reps:
-            evs = []
-            for _ in range(batch):
-                flush.zero_()  # outside the event pair: every call starts with a cold L2
-                s = torch.cuda.Event(enable_timing=True)
-                e = torch.cuda.Event(enable_timing=True)
-                s.record()
-                fn(*args)
-                e.record()
-                evs.append((s, e))
-            torch.cuda.synchronize()
-            samples += [s.elapsed_time(e) for s, e in evs]
+            samples += clock.batch(fn, args, min(10, max_reps - len(samples)))
             if len(samples) >= min_reps:
                 med, lo, hi = median_ci(samples)
                 if hi - lo <= 0.02 * med or time.monotonic() - t0 > budget:

@@ -117,8 +117,20 @@ TaskResult task_result(const store::RunRow& run, const std::vector<store::Candid
     double floor_ms = number(base, "sol_floor_ms");
     if (sol > 0) r.sol_fraction = sol;
     else if (floor_ms > 0 && r.best_ms) r.sol_fraction = floor_ms / *r.best_ms;
-    double torch_ms = number(base, "torch_time_ms");
-    if (torch_ms > 0 && r.best_ms) r.speedup_vs_torch = torch_ms / *r.best_ms;
+  }
+  // PyTorch's times (kevo bench records them in the baseline record; torch_time_ms: eager, older).
+  json pt = base.contains("pytorch") && base["pytorch"].is_object() ? base["pytorch"] : json::object();
+  auto positive = [](double x) { return x > 0 ? std::optional<double>(x) : std::nullopt; };
+  r.eager_ms = positive(number(pt, "eager_ms") > 0 ? number(pt, "eager_ms") : number(base, "torch_time_ms"));
+  r.compile_ms = positive(number(pt, "compile_ms"));
+  r.extension_ms = positive(number(pt, "extension_ms"));
+  if (r.best_ms) {
+    auto over = [&](const std::optional<double>& ms) {
+      return ms ? std::optional<double>(*ms / *r.best_ms) : std::nullopt;
+    };
+    r.speedup_vs_eager = over(r.eager_ms);
+    r.speedup_vs_compile = over(r.compile_ms);
+    r.speedup_vs_extension = over(r.extension_ms);
   }
   return r;
 }

@@ -12,6 +12,9 @@
 //   strictly greater than p; a task with no correct candidate counts as not fast.
 // - median / geometric mean / mean speedup: over the tasks that have a correct candidate (their
 //   count is given); the "_all" variants count a task without one as 1.0x (the baseline is kept).
+// - vs eager / vs torch.compile / vs extension: the task's PyTorch reference (eager, compiled) and
+//   its PyTorch extension baseline (EvoEngineer records), timed through the bridge on the same GPU
+//   and the main config's inputs, divided by the result's time; none when not recorded.
 // - validity rate = candidates with outcome pass / candidates; compile rate = candidates whose
 //   compile succeeded / candidates (an answer without code did not compile); both pooled over
 //   every candidate of every task.
@@ -42,7 +45,11 @@ struct TaskResult {
   double baseline_ms = 0;             // 0: unknown (the baseline failed or was never timed)
   std::optional<double> best_ms;      // the result's time on the timed config
   std::optional<double> speedup;      // vs the baseline; nullopt: no correct candidate
-  std::optional<double> speedup_vs_torch;  // when the baseline summary holds torch_time_ms
+  // The task's PyTorch side on the timed config (the run's baseline record holds them when the
+  // bench timed them: "pytorch": {eager_ms, compile_ms, extension_ms}), and the result's speedup
+  // over each: PyTorch's median / best_ms.
+  std::optional<double> eager_ms, compile_ms, extension_ms;
+  std::optional<double> speedup_vs_eager, speedup_vs_compile, speedup_vs_extension;
   std::optional<double> sol_fraction;      // speed-of-light floor / best time
   int candidates = 0, valid = 0, compiled = 0;
   int64_t llm_calls = 0, tokens = 0;

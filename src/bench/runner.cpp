@@ -3,8 +3,50 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "interop/torch_timing.h"
 
 namespace kevo::bench {
+
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Times the task's PyTorch side once and stores it in the run's baseline record (see
+// BenchSetup::time_torch). `off` turns timing off for the rest of the bench.
+void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64_t run_id, const std::string& head,
+                  BenchOutcome& out, bool& off, const std::function<void(const std::string&)>& log) {
+  using nlohmann::json;
+  if (!s.time_torch || off || task.torch_reference.empty() || s.cancel->cancelled()) return;
+  auto run = db.get_run(run_id);
+  if (!run) {
+    log(fmt::format("{}: PyTorch timing: {}", head, run.error().message));
+    return;
+  }
+  if (run->status != store::RunStatus::kFinished && run->status != store::RunStatus::kFailed) return;
+  json base = json::parse(run->baseline_json.empty() ? "{}" : run->baseline_json, nullptr, false);
+  if (!base.is_object() || base.value("outcome", "pass") != "pass" || base.contains("pytorch")) return;
+  auto r = s.time_torch(task);
+  if (!r && interop::torch_unavailable(r.error())) {
+    off = true;
+    log(fmt::format("{}: PyTorch not timed in this bench: {}", head, first_line(r.error().message)));
+    return;
+  }
+  if (r) {
+    base["pytorch"] = interop::pytorch_json(*r);
+    ++out.torch_timed;
+    log(fmt::format("{}: PyTorch timed: {}{}", head, interop::pytorch_times(*r, 0),
+                    r->device_name.empty() ? "" : " on " + r->device_name));
+  } else {
+    base["pytorch"] = {{"skipped", first_line(r.error().message)}};
+    log(fmt::format("{}: PyTorch timing failed: {}", head, first_line(r.error().message)));
+  }
+  run->baseline_json = base.dump();
+  if (auto st = db.update_run(*run); !st) log(fmt::format("{}: cannot record the PyTorch times: {}", head, st.error().message));
+}
+
+}  // namespace
 
 const char* to_string(Action a) {
   switch (a) {
@@ -49,9 +91,10 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
   RunKey key = key_for(s.options, s.llm, s.evaluator->is_fake());
   auto items = plan(*runs, s.tasks, key);
   BenchOutcome out;
-  auto log = [&](const std::string& line) {
+  std::function<void(const std::string&)> log = [&](const std::string& line) {
     if (s.log) s.log(line);
   };
+  bool torch_off = false;
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];
     std::string head = fmt::format("[{}/{}] {}", i + 1, items.size(), it.task);
@@ -62,6 +105,8 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
     if (it.action == Action::kSkip) {
       ++out.skipped;
       log(fmt::format("{}: done in run {}, skipped", head, it.run_id));
+      if (s.time_torch && !torch_off)
+        if (auto task = s.load_task(it.task)) record_torch(db, s, *task, it.run_id, head, out, torch_off, log);
       continue;
     }
     auto task = s.load_task(it.task);
@@ -94,6 +139,7 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
       out.interrupted = true;
       break;
     }
+    record_torch(db, s, *task, r->run_id, head, out, torch_off, log);  // the engine is done: the GPU is idle
   }
   return out;
 }

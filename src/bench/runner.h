@@ -10,6 +10,7 @@
 
 #include "bench/table.h"
 #include "evolve/engine.h"
+#include "interop/time_result.h"
 
 namespace kevo::bench {
 
@@ -39,12 +40,20 @@ struct BenchSetup {
   const llm::CancelToken* cancel = nullptr;
   std::function<void(const std::string& task, const evolve::Progress&)> progress;
   std::function<void(const std::string& line)> log;  // one line per task
+  // Times a task's PyTorch side (on a GPU: interop::time_torch_main); null: PyTorch is not timed.
+  // Called for tasks with a torch_reference once their run is done (the GPU idle), also for runs
+  // done in an earlier session whose record lacks the times; the result goes into the run's
+  // baseline record as "pytorch" (interop::pytorch_json), where the table reads it. An error that
+  // says this machine cannot time PyTorch (interop::torch_unavailable) turns it off for the rest
+  // of the bench, with one line of log; other errors are recorded as {"skipped": why}.
+  std::function<Result<interop::TimeResult>(const Task&)> time_torch;
 };
 
 struct BenchOutcome {
   int started = 0, resumed = 0, skipped = 0;
   bool interrupted = false;
   std::vector<std::string> errors;  // "task: why" for tasks that could not be run
+  int torch_timed = 0;              // tasks whose PyTorch side was timed in this session
 };
 
 Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& setup);

@@ -72,7 +72,10 @@ json BenchTable::to_json() const {
                   {"verified", t.verified}, {"best_candidate", t.best_candidate},
                   {"baseline_ms", t.baseline_ms > 0 ? json(t.baseline_ms) : json(nullptr)},
                   {"best_ms", opt(t.best_ms)}, {"speedup", opt(t.speedup)},
-                  {"speedup_vs_torch", opt(t.speedup_vs_torch)}, {"sol_fraction", opt(t.sol_fraction)},
+                  {"speedup_vs_eager", opt(t.speedup_vs_eager)}, {"speedup_vs_compile", opt(t.speedup_vs_compile)},
+                  {"speedup_vs_extension", opt(t.speedup_vs_extension)}, {"pytorch_eager_ms", opt(t.eager_ms)},
+                  {"pytorch_compile_ms", opt(t.compile_ms)}, {"pytorch_extension_ms", opt(t.extension_ms)},
+                  {"sol_fraction", opt(t.sol_fraction)},
                   {"candidates", t.candidates}, {"valid", t.valid}, {"compiled", t.compiled},
                   {"valid_share", t.candidates ? json(double(t.valid) / t.candidates) : json(nullptr)},
                   {"compiled_share", t.candidates ? json(double(t.compiled) / t.candidates) : json(nullptr)},
@@ -181,15 +184,20 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
 std::string markdown(const BenchTable& t) {
   std::string s = fmt::format("## {}{}\n\n", md_cell(t.key.label()), t.suite.empty() ? "" : " - suite " + t.suite);
   if (t.key.fake) s += "**FAKE GPU: verdicts came from `// fake:` markers; nothing was run on a GPU.**\n\n";
-  s += "| task | run | status | baseline ms | best ms | speedup | vs PyTorch | SOL | candidates | valid | compiled "
-       "| tokens | cost |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  // The extension column only where a task has a PyTorch extension baseline (EvoEngineer records).
+  bool ext = std::any_of(t.tasks.begin(), t.tasks.end(), [](const TaskResult& r) { return r.extension_ms.has_value(); });
+  s += fmt::format("| task | run | status | baseline ms | best ms | speedup | vs eager | vs torch.compile |{} SOL "
+                   "| candidates | valid | compiled | tokens | cost |\n|---|---:|---|---:|---:|---:|---:|---:|{}---:|---:"
+                   "|---:|---:|---:|---:|\n",
+                   ext ? " vs extension |" : "", ext ? "---:|" : "");
+  auto vs = [](const std::optional<double>& x) { return x ? fmt_speedup(x) : std::string("n/a"); };
   for (const auto& r : t.tasks) {
     std::string status = r.status;
     if (r.correct() && !r.verified) status += " (unverified)";
-    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(r.task),
+    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |{} {} | {} | {} | {} | {} | {} |\n", md_cell(r.task),
                      r.run_id ? std::to_string(r.run_id) : "-", status, fmt_ms(r.baseline_ms),
-                     r.best_ms ? fmt_ms(*r.best_ms) : "-", fmt_speedup(r.speedup),
-                     r.speedup_vs_torch ? fmt_speedup(r.speedup_vs_torch) : "n/a",
+                     r.best_ms ? fmt_ms(*r.best_ms) : "-", fmt_speedup(r.speedup), vs(r.speedup_vs_eager),
+                     vs(r.speedup_vs_compile), ext ? " " + vs(r.speedup_vs_extension) + " |" : "",
                      r.sol_fraction ? fmt_pct(*r.sol_fraction) : "-", r.candidates, share(r.valid, r.candidates),
                      share(r.compiled, r.candidates), r.tokens, fmt_usd(r.cost_usd));
   }
@@ -207,20 +215,26 @@ std::string markdown(const BenchTable& t) {
       fmt_speedup(a.median_all), fmt_speedup(a.geomean_all), fmt_speedup(a.mean_all), fmt_pct(a.fast_1),
       fmt_pct(a.fast_1_5), fmt_pct(a.fast_2), fmt_pct(a.validity_rate), a.valid, a.candidates,
       fmt_pct(a.compile_rate), a.compiled, a.candidates, a.llm_calls, a.tokens, fmt_usd(a.cost_usd));
-  s += "\nfast_p: share of all tasks whose held-out-verified result is more than p times faster than the "
-       "baseline (no correct candidate: not fast). vs PyTorch: n/a until PyTorch times are recorded.\n";
+  s += fmt::format(
+      "\nfast_p: share of all tasks whose held-out-verified result is more than p times faster than the "
+      "baseline (no correct candidate: not fast). vs eager / vs torch.compile{}: the task's PyTorch reference{} "
+      "timed through the PyTorch bridge on the same GPU and inputs, over the result's time; n/a where not "
+      "recorded (no PyTorch reference, no torch or CUDA, or the mode failed).\n",
+      ext ? " / vs extension" : "", ext ? " (and its PyTorch extension baseline)" : "");
   return s;
 }
 
 std::string csv(const BenchTable& t) {
   std::string s =
-      "strategy,model,fake_gpu,task,run,status,verified,baseline_ms,best_ms,speedup,speedup_vs_torch,sol_fraction,"
+      "strategy,model,fake_gpu,task,run,status,verified,baseline_ms,best_ms,speedup,speedup_vs_eager,"
+      "speedup_vs_compile,speedup_vs_extension,sol_fraction,"
       "candidates,valid,compiled,valid_share,compiled_share,llm_calls,tokens,cost_usd\n";
   for (const auto& r : t.tasks)
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f}\n", csv_field(t.key.strategy),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f}\n", csv_field(t.key.strategy),
                      csv_field(t.key.llm), t.key.fake ? 1 : 0, csv_field(r.task), r.run_id, r.status,
                      r.verified ? 1 : 0, r.baseline_ms > 0 ? fmt::format("{:.6g}", r.baseline_ms) : "",
-                     csv_num(r.best_ms), csv_num(r.speedup), csv_num(r.speedup_vs_torch), csv_num(r.sol_fraction),
+                     csv_num(r.best_ms), csv_num(r.speedup), csv_num(r.speedup_vs_eager),
+                     csv_num(r.speedup_vs_compile), csv_num(r.speedup_vs_extension), csv_num(r.sol_fraction),
                      r.candidates, r.valid, r.compiled,
                      r.candidates ? fmt::format("{:.6g}", double(r.valid) / r.candidates) : "",
                      r.candidates ? fmt::format("{:.6g}", double(r.compiled) / r.candidates) : "", r.llm_calls,

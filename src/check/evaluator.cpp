@@ -8,6 +8,7 @@
 #include "check/compare.h"
 #include "check/cpu_reference.h"
 #include "interop/oracle.h"
+#include "interop/torch_timing.h"
 #include "run/runner_client.h"
 #include "task/tensor.h"
 #include "util/fs.h"
@@ -502,6 +503,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   }
 
   // --- Timing on the main config: interleaved with the baseline, L2 flushed, inputs rotated ---
+  std::vector<HostTensor> torch_inputs;  // the first timing set, for PyTorch's timing at the end
   if (opts.time) {
     const Config& c = task.main();
     std::vector<std::vector<HostTensor>> sets;
@@ -523,6 +525,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     }
     std::vector<HostTensor> final_in = std::move(sets.back());
     sets.pop_back();
+    if (opts.torch_time) torch_inputs = sets.front();
     auto want = oracle(c, final_in);
     if (!want) {
       v.set(Outcome::InfraError, "oracle", want.error().message);
@@ -684,6 +687,23 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         }
       }
       v.sanitizer = fmt::format("{}", fmt::join(parts, "; "));
+    }
+  }
+
+  // --- The task's PyTorch side on the same inputs, once kevo's own processes are gone ---
+  if (opts.torch_time && v.timing && v.outcome == Outcome::Pass && !task.torch_reference.empty() &&
+      !torch_inputs.empty()) {
+    cand_runner.reset();  // waits for the runners to exit: the GPU is idle for PyTorch
+    oracle_runner.reset();
+    interop::TorchTimingOptions to;
+    to.device = opts.torch_device;
+    to.budget_s = opts.time_budget_s;
+    auto r = interop::time_torch(task, torch_inputs, to, bridge ? &*bridge : nullptr);
+    if (r) {
+      v.timing->pytorch = std::move(*r);
+    } else {
+      const std::string& m = r.error().message;
+      v.timing->pytorch_note = m.substr(0, m.find('\n'));
     }
   }
   return finish();

@@ -28,6 +28,12 @@ struct EvalOptions {
   std::chrono::milliseconds call_timeout{20000};
   double time_budget_s = 4.0;       // per timing session
   double target_rel_ci = 0.01;
+  // After kevo's timing session, with its processes gone, also time the task's PyTorch side on the
+  // same inputs (torch_reference eager and torch.compile, and its torch_baseline extension) through
+  // the bridge: Timing::pytorch, or Timing::pytorch_note when this machine cannot (no torch, no
+  // CUDA). Only for a passing candidate of a task with a torch_reference.
+  bool torch_time = false;
+  std::string torch_device = "cuda";  // "cpu": perf_counter timing (tests)
   std::filesystem::path cache_dir;  // default: kevo::cache_dir()
 };
 

@@ -38,6 +38,29 @@ nlohmann::json summary_json(const Summary& s) {
 }
 }  // namespace
 
+void add_pytorch_json(const Timing& t, nlohmann::json& tj) {
+  if (t.pytorch) {
+    tj["pytorch"] = interop::pytorch_json(*t.pytorch);
+    for (const char* m : interop::kTimeModes) {
+      auto x = interop::speedup_over(*t.pytorch, m, t.candidate.median);
+      tj[std::string("speedup_vs_") + m] = x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+    }
+  } else if (!t.pytorch_note.empty()) {
+    tj["pytorch"] = {{"skipped", t.pytorch_note}};
+  }
+}
+
+std::string pytorch_text(const Timing& t) {
+  if (t.pytorch) {
+    std::string where = t.pytorch->device == "cpu"
+                            ? fmt::format(" [on {}]", t.pytorch->device_name.empty() ? "the CPU" : t.pytorch->device_name)
+                            : "";
+    return fmt::format("            {}{}\n", interop::pytorch_line(*t.pytorch, t.candidate.median), where);
+  }
+  if (!t.pytorch_note.empty()) return fmt::format("            vs PyTorch: skipped ({})\n", t.pytorch_note);
+  return "";
+}
+
 nlohmann::json Verdict::to_json() const {
   nlohmann::json j;
   j["outcome"] = outcome_name(outcome);
@@ -77,6 +100,7 @@ nlohmann::json Verdict::to_json() const {
       t["baseline"] = summary_json(timing->baseline);
       t["speedup"] = {{"value", timing->speedup.value}, {"ci95", {timing->speedup.lo, timing->speedup.hi}}};
     }
+    add_pytorch_json(*timing, t);
     j["timing"] = t;
   }
   j["flags"] = nlohmann::json::array();
@@ -124,6 +148,7 @@ std::string Verdict::to_text() const {
                        "            speedup   {:.3f}x  [95% CI {:.3f} - {:.3f}], same run, interleaved\n",
                        t.baseline.median, t.baseline.n, t.baseline.cv * 100, t.speedup.value,
                        t.speedup.lo, t.speedup.hi);
+    s += pytorch_text(t);
     if (t.floor.floor_ms > 0)
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",
                        t.floor.floor_ms, t.floor.bound, t.sol_fraction * 100);

@@ -9,6 +9,7 @@
 
 #include "check/static_check.h"
 #include "compile/nvcc.h"
+#include "interop/time_result.h"
 #include "time/sol.h"
 #include "time/stats.h"
 
@@ -42,7 +43,18 @@ struct Timing {
   SolFloor floor;
   double sol_fraction = 0;  // floor / candidate median
   double max_wall_over_span = 0;  // host-clock cross-check, worst batch
+  // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed
+  // on the same inputs after kevo's timing session (EvalOptions::torch_time).
+  std::optional<interop::TimeResult> pytorch;
+  std::string pytorch_note;  // one line: why PyTorch was not timed (no torch, no CUDA, ...)
 };
+
+// timing.pytorch and timing.speedup_vs_{eager,compile,extension} of the JSON verdict (the block is
+// {"skipped": note} when PyTorch was not timed; nothing when it was not asked for).
+void add_pytorch_json(const Timing& t, nlohmann::json& timing_json);
+// The text verdict's PyTorch line (empty when not asked for):
+// "            vs PyTorch: eager 1.234 ms (2.10x), torch.compile 0.987 ms (1.68x)\n".
+std::string pytorch_text(const Timing& t);
 
 struct Verdict {
   Outcome outcome = Outcome::Pass;

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/task_arg.h"
 #include "evolve/marker_evaluator.h"
+#include "interop/torch_timing.h"
 #include "lint/suite.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
@@ -43,7 +44,7 @@ struct BenchArgs {
   std::vector<std::string> models;
   int budget_candidates = 0, parallel = 0;
   uint64_t seed = 0;
-  bool fake_gpu = false, quiet = false;
+  bool fake_gpu = false, quiet = false, no_torch_time = false;
 };
 
 int bench_fail(const std::string& msg, int code = 2) {
@@ -115,6 +116,14 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   setup.llm = ensemble.get();
   setup.ensemble = ensemble.get();
   setup.cancel = &g_bench_cancel;
+  // PyTorch eager / torch.compile / extension on the same GPU, once each task's run is done. Not
+  // with --fake-gpu: real PyTorch times next to marker verdicts would be a meaningless ratio.
+  if (!a.fake_gpu && !a.no_torch_time)
+    setup.time_torch = [budget = opts.eval.time_budget_s](const Task& t) {
+      interop::TorchTimingOptions o;
+      o.budget_s = budget;
+      return interop::time_torch_main(t, /*seed=*/0x6b65766f, o);
+    };
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   bool shown = false;
   setup.progress = [&](const std::string& task, const evolve::Progress& p) {
@@ -141,8 +150,8 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     if (auto st = bench::write_outputs({*table}, a.out); !st) return bench_fail(st.error().message, 3);
     std::fprintf(stderr, "kevo bench: wrote %s/bench.md, bench.csv, bench.json\n", a.out.c_str());
   }
-  std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done)\n", out->started, out->resumed,
-               out->skipped);
+  std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done), PyTorch timed for %d\n",
+               out->started, out->resumed, out->skipped, out->torch_timed);
   for (const auto& e : out->errors) std::fprintf(stderr, "kevo bench: %s\n", e.c_str());
   if (out->interrupted) {
     std::fprintf(stderr, "kevo bench: interrupted; run the same command again to resume\n");
@@ -212,6 +221,8 @@ void register_bench(CLI::App& app, int& exit_code) {
   cmd->add_option("--llm", a->llm_mode, "LLM answers: live, cache (default) or replay");
   cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
   cmd->add_flag("--quiet", a->quiet, "No status line");
+  cmd->add_flag("--no-torch-time", a->no_torch_time,
+                "Do not time tasks' PyTorch side (eager, torch.compile, extension) for the vs-PyTorch columns");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
 
   auto* table = cmd->add_subcommand("table", "Tables of recorded runs, side by side (strategies, models)");

@@ -10,13 +10,14 @@ namespace kevo::cli {
 void register_eval(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "eval",
-      "Check a candidate kernel (compile, correctness on unseen inputs, timing vs the baseline).\n"
+      "Check a candidate kernel (compile, correctness on unseen inputs, timing vs the baseline and,\n"
+      "for tasks with a PyTorch reference, vs PyTorch eager / torch.compile / its extension).\n"
       "Exit codes: 0 pass, 10 compile error, 11 incorrect, 12 unsafe/hack, 13 timeout, 14 crash,\n"
       "20 infrastructure error, 21 bad task or arguments.");
   struct Args {
     std::string task, candidate;
     bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
-    bool sanitize = false, no_static_gate = false, held_out_only = false;
+    bool sanitize = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
     int seeds = 3;
     uint64_t seed = 0;
     std::string arch;
@@ -29,6 +30,8 @@ void register_eval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--compile-only", a->compile_only, "Compile and run static checks only (no GPU needed)");
   cmd->add_flag("--json", a->json, "Print the verdict as JSON");
   cmd->add_flag("--no-time", a->no_time, "Skip timing");
+  cmd->add_flag("--no-torch-time", a->no_torch_time,
+                "Do not time the task's PyTorch side (eager, torch.compile, its extension) after kevo's timing");
   cmd->add_flag("--visible-only", a->visible_only, "Skip held-out configurations");
   cmd->add_flag("--held-out-only", a->held_out_only, "Check only the held-out configurations");
   cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
@@ -56,6 +59,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.baseline_mode = a->baseline;
     o.compile_only = a->compile_only;
     o.time = !a->no_time;
+    o.torch_time = o.time && !a->no_torch_time;  // only tasks with a torch_reference have one
     o.visible_only = a->visible_only;
     o.held_out_only = a->held_out_only;
     o.sanitize = a->sanitize;

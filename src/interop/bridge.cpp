@@ -450,16 +450,21 @@ Result<TimeResult> TorchBridge::time(const std::vector<HostTensor>& inputs,
   ojson req = {{"op", "time"},          {"device", opts.device},     {"warmup", opts.warmup},
                {"min_reps", opts.min_reps}, {"max_reps", opts.max_reps}, {"budget_s", opts.budget_s},
                {"modes", opts.modes}};
+  if (!opts.extension.empty()) {
+    req["extension"] = {{"path", fs::absolute(opts.extension).string()}};
+    if (!opts.build_root.empty()) req["extension"]["build_root"] = fs::absolute(opts.build_root).string();
+  }
   auto s = build_args(inputs, scalars, req);
   if (!s) {
     cleanup_files();
     return s.unexpected();
   }
-  auto r = request(req);
+  auto r = request(req, opts.timeout);
   cleanup_files();
   if (!r) return r.unexpected();
   TimeResult tr;
-  tr.device_name = r->value("device_name", "");
+  tr.device = r->value("device", opts.device);
+  if ((*r)["device_name"].is_string()) tr.device_name = (*r)["device_name"].get<std::string>();
   for (const auto& m : opts.modes) {
     TimedMode t;
     if (!r->contains(m)) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "interop/time_result.h"
 #include "task/tensor.h"
 #include "util/result.h"
 #include "util/subprocess.h"
@@ -69,22 +70,15 @@ struct Description {
 };
 
 struct TimeOptions {
-  std::vector<std::string> modes{"eager", "compile"};
-  std::string device = "cuda";
+  std::vector<std::string> modes{"eager", "compile"};  // and "extension"
+  std::string device = "cuda";                          // "cpu": time.perf_counter instead of CUDA events
   int warmup = 3, min_reps = 10, max_reps = 1000;
   double budget_s = 4.0;  // per mode; sampling also stops once the median's 95% CI is within 2%
-};
-
-struct TimedMode {
-  bool ok = false;
-  std::string error;  // when !ok (e.g. torch.compile missing in torch < 2.0)
-  double median_ms = 0, ci_low_ms = 0, ci_high_ms = 0, min_ms = 0;
-  int n = 0;
-};
-
-struct TimeResult {
-  std::string device_name;
-  std::map<std::string, TimedMode> modes;
+  // "extension" mode: a PyTorch C++/CUDA extension source (a task's torch_baseline) whose forward
+  // stands in for the reference's module_fn; built once per bridge session, under build_root
+  // (empty: torch's default, ~/.cache/torch_extensions).
+  std::filesystem::path extension, build_root;
+  std::optional<std::chrono::milliseconds> timeout;  // the request's deadline; default: the bridge's
 };
 
 // The first of $KEVO_PYTHON, python3 on PATH, /usr/bin/python3 that imports torch and numpy;
@@ -119,8 +113,10 @@ class TorchBridge {
   Result<std::vector<HostTensor>> run(const std::vector<HostTensor>& inputs,
                                       const std::map<std::string, double>& scalars = {},
                                       const std::string& device = "cpu");
-  // Times eager (and torch.compile) forward with CUDA events, an L2 flush before every call and
-  // the median of many calls. Fails with "no CUDA: ..." where torch sees no GPU.
+  // Times eager (and torch.compile, and an extension) forward with CUDA events (perf_counter on
+  // device "cpu"), a cache flush before every call and the median of many calls. A mode that
+  // cannot run (torch.compile missing, the extension does not build) is an error in its TimedMode;
+  // the request fails with "no CUDA: ..." where device "cuda" is asked for and torch sees no GPU.
   Result<TimeResult> time(const std::vector<HostTensor>& inputs,
                           const std::map<std::string, double>& scalars = {},
                           const TimeOptions& opts = {});

@@ -8,18 +8,26 @@ Result<TorchOracle> TorchOracle::create(TorchBridge& bridge, const Task& task,
                                         const std::filesystem::path& reference) {
   TorchOracle o(bridge, task);
   o.reference_ = reference;
-  std::error_code ec;
-  if (std::filesystem::exists(task.dir / "torch.json", ec)) {
-    auto text = read_file(task.dir / "torch.json");
-    if (!text) return text.unexpected();
-    auto j = ojson::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.contains("size_dims"))
-      return fail("{}: not a kevo torch.json (no size_dims)", (task.dir / "torch.json").string());
-    for (const auto& d : j["size_dims"]) o.size_dims_.push_back(d.get<std::string>());
-  } else {
-    o.size_dims_ = task.dims;
-  }
+  auto dims = torch_size_dims(task);
+  if (!dims) return dims.unexpected();
+  o.size_dims_ = std::move(*dims);
   return o;
+}
+
+Result<std::vector<std::string>> torch_size_dims(const Task& task) {
+  std::error_code ec;
+  if (!std::filesystem::exists(task.dir / "torch.json", ec)) return task.dims;
+  auto text = read_file(task.dir / "torch.json");
+  if (!text) return text.unexpected();
+  auto j = ojson::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("size_dims") || !j["size_dims"].is_array())
+    return fail("{}: not a kevo torch.json (no size_dims)", (task.dir / "torch.json").string());
+  std::vector<std::string> out;
+  for (const auto& d : j["size_dims"]) {
+    if (!d.is_string()) return fail("{}: size_dims holds a non-string", (task.dir / "torch.json").string());
+    out.push_back(d.get<std::string>());
+  }
+  return out;
 }
 
 Result<std::vector<HostTensor>> TorchOracle::outputs(const Config& c, const std::vector<HostTensor>& inputs,

@@ -11,6 +11,10 @@
 
 namespace kevo::interop {
 
+// The dims a task's PyTorch reference defines as top-level sizes: task.dir/torch.json's size_dims
+// when present (imported tasks), else all of the task's dims.
+Result<std::vector<std::string>> torch_size_dims(const Task& task);
+
 class TorchOracle {
  public:
   // `reference`: the task's torch_reference file. The size dims (those the reference's top-level

@@ -236,16 +236,17 @@ std::string summary_table(const std::vector<TableData>& data) {
 std::string task_table(const bench::BenchTable& t) {
   std::string s =
       "<table><tr><th>task</th><th>run</th><th>status</th><th>baseline ms</th><th>best ms</th><th>speedup</th>"
-      "<th>vs PyTorch</th><th>SOL</th><th>candidates</th><th>valid</th><th>compiled</th><th>tokens</th><th>cost</th></tr>";
+      "<th>vs eager</th><th>vs torch.compile</th><th>SOL</th><th>candidates</th><th>valid</th><th>compiled</th><th>tokens</th><th>cost</th></tr>";
   for (const auto& r : t.tasks) {
     std::string status = r.status + (r.correct() && !r.verified ? " (unverified)" : "");
     s += fmt::format(
         "<tr><td>{}</td><td class=num>{}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td>"
         "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>"
-        "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+        "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
         escape(r.task), r.run_id ? std::to_string(r.run_id) : "-", escape(status), bench::fmt_ms(r.baseline_ms),
         r.best_ms ? bench::fmt_ms(*r.best_ms) : "-", fmt_speedup(r.speedup),
-        r.speedup_vs_torch ? fmt_speedup(r.speedup_vs_torch) : "n/a", r.sol_fraction ? fmt_pct(*r.sol_fraction) : "-",
+        r.speedup_vs_eager ? fmt_speedup(r.speedup_vs_eager) : "n/a",
+        r.speedup_vs_compile ? fmt_speedup(r.speedup_vs_compile) : "n/a", r.sol_fraction ? fmt_pct(*r.sol_fraction) : "-",
         r.candidates, r.candidates ? fmt_pct(double(r.valid) / r.candidates) : "-",
         r.candidates ? fmt_pct(double(r.compiled) / r.candidates) : "-", r.tokens, fmt_usd(r.cost_usd));
   }

@@ -68,12 +68,41 @@ TEST(Metrics, TaskResultUsesTheVerifiedWinnerReTimed) {
   EXPECT_EQ(r.best_candidate, 13);
   EXPECT_DOUBLE_EQ(*r.best_ms, 1.0);
   EXPECT_DOUBLE_EQ(*r.sol_fraction, 0.5);
-  EXPECT_FALSE(r.speedup_vs_torch);
+  EXPECT_FALSE(r.speedup_vs_eager);  // no PyTorch times recorded
+  EXPECT_FALSE(r.speedup_vs_compile);
+  EXPECT_FALSE(r.eager_ms);
   EXPECT_EQ(r.candidates, 4);
   EXPECT_EQ(r.valid, 2);
   EXPECT_EQ(r.compiled, 3);
   EXPECT_EQ(r.tokens, 400);
   EXPECT_DOUBLE_EQ(r.baseline_ms, 2.0);
+}
+
+TEST(Metrics, SpeedupsOverPyTorchFromTheBaselineRecord) {
+  std::vector<store::CandidateRow> cs = {cand(13, 1, "pass", 2.0, true, true)};  // 1.0 ms
+  auto rr = run(store::RunStatus::kFinished, R"({"winner":13,"winner_speedup":1.9})", 13);
+  rr.baseline_json = R"({"outcome":"pass","time_ms":2.0,"pytorch":{"device":"cuda","eager_ms":3.0,)"
+                     R"("compile_ms":1.5,"extension_ms":null,"errors":{"extension":"no CUDA toolkit"}}})";
+  auto r = task_result(rr, cs, {});
+  ASSERT_TRUE(r.speedup_vs_eager);
+  EXPECT_DOUBLE_EQ(*r.speedup_vs_eager, 3.0);
+  ASSERT_TRUE(r.speedup_vs_compile);
+  EXPECT_DOUBLE_EQ(*r.speedup_vs_compile, 1.5);
+  EXPECT_FALSE(r.speedup_vs_extension);
+  EXPECT_DOUBLE_EQ(*r.eager_ms, 3.0);
+  EXPECT_FALSE(r.extension_ms);
+  // Older records: torch_time_ms is the eager time.
+  rr.baseline_json = R"({"outcome":"pass","time_ms":2.0,"torch_time_ms":4.0})";
+  r = task_result(rr, cs, {});
+  ASSERT_TRUE(r.speedup_vs_eager);
+  EXPECT_DOUBLE_EQ(*r.speedup_vs_eager, 4.0);
+  EXPECT_FALSE(r.speedup_vs_compile);
+  // PyTorch was timed but there is no correct candidate: times, no speedups.
+  rr.baseline_json = R"({"outcome":"pass","time_ms":2.0,"pytorch":{"eager_ms":3.0}})";
+  rr.final_json = R"({"winner":0})";
+  r = task_result(rr, cs, {});
+  EXPECT_DOUBLE_EQ(*r.eager_ms, 3.0);
+  EXPECT_FALSE(r.speedup_vs_eager);
 }
 
 TEST(Metrics, NoVerifiedWinnerMeansNoCorrectCandidate) {

@@ -47,20 +47,30 @@ TEST(BenchTable, RecordedRunTablesMatchTheDatabase) {
   ASSERT_TRUE(write_outputs(*ts, dir / "out"));
   std::string md = slurp(dir / "out" / "bench.md");
   for (const char* f : kevo::testing::kFixtureFigures) EXPECT_NE(md.find(f), std::string::npos) << f;
-  EXPECT_NE(md.find("| alpha | 1 | finished | 2 | 0.8 | 2.400x | n/a | 12.5% | 4 | 50.0% | 75.0% | 600 | $0.0400 |"),
+  EXPECT_NE(md.find("| task | run | status | baseline ms | best ms | speedup | vs eager | vs torch.compile | SOL |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("vs extension"), std::string::npos) << md;  // no task has an extension baseline
+  EXPECT_NE(md.find("| alpha | 1 | finished | 2 | 0.8 | 2.400x | n/a | n/a | 12.5% | 4 | 50.0% | 75.0% | 600 | $0.0400 |"),
             std::string::npos)
       << md;
   std::string csvs = slurp(dir / "out" / "bench.csv");
-  EXPECT_NE(csvs.find("evoengineer-full,fake:m1,1,alpha,1,finished,1,2,0.8,2.4,,0.125,4,2,3,0.5,0.75,4,600,0.040000"),
+  EXPECT_NE(csvs.find("speedup,speedup_vs_eager,speedup_vs_compile,speedup_vs_extension,sol_fraction,"),
             std::string::npos)
       << csvs;
-  EXPECT_NE(csvs.find(",beta,2,finished,0,3,,,,,1,1,1,"), std::string::npos) << csvs;
+  EXPECT_NE(csvs.find("evoengineer-full,fake:m1,1,alpha,1,finished,1,2,0.8,2.4,,,,0.125,4,2,3,0.5,0.75,4,600,0.040000"),
+            std::string::npos)
+      << csvs;
+  EXPECT_NE(csvs.find(",beta,2,finished,0,3,,,,,,,1,1,1,"), std::string::npos) << csvs;
   json j = json::parse(slurp(dir / "out" / "bench.json"));
   const auto& a = j["tables"][0]["aggregates"];
   EXPECT_DOUBLE_EQ(a["median_speedup"].get<double>(), 2.0);
   EXPECT_NEAR(a["fast_1"].get<double>(), 2.0 / 3, 1e-12);
   EXPECT_EQ(a["tokens"].get<int>(), 900);
   EXPECT_TRUE(j["tables"][0]["tasks"][1]["speedup"].is_null());
+  EXPECT_TRUE(j["tables"][0]["tasks"][0]["speedup_vs_eager"].is_null());
+  EXPECT_TRUE(j["tables"][0]["tasks"][0]["speedup_vs_compile"].is_null());
+  EXPECT_TRUE(j["tables"][0]["tasks"][0]["pytorch_eager_ms"].is_null());
 
   // The JSON result reloads to the same figures, and two tables compare side by side.
   auto again = load_tables((dir / "out").string());
@@ -172,6 +182,133 @@ TEST(BenchRunner, RunsEveryTaskResumesAndSkips) {
   EXPECT_EQ(t->agg.correct, 2);
   EXPECT_DOUBLE_EQ(t->agg.fast_1, 1.0);
   EXPECT_DOUBLE_EQ(t->agg.validity_rate, 1.0);
+}
+
+TEST(BenchRunner, RecordsPyTorchTimesOnceAndTheTableShowsThem) {
+  using namespace evolve::testing;
+  Harness h(improving_kernels());
+  // A second task with a PyTorch reference (and an extension baseline); the first has none.
+  std::string toml2 = std::string("torch_reference = \"reference.py\"\ntorch_baseline = \"ext.cu\"\n") + kTaskToml;
+  toml2.replace(toml2.find("vec_scale"), 9, "vec_torch");
+  auto dir2 = h.dir / "task2";
+  std::filesystem::create_directories(dir2);
+  write(dir2 / "task.toml", toml2);
+  write(dir2 / "baseline.cu", kernel_source("pass time_ms=2.0"));
+  write(dir2 / "reference.cpp", "#include <kevo/reference.h>\n");
+  write(dir2 / "reference.py", "# not run: the test times PyTorch with a stand-in\n");
+  write(dir2 / "ext.cu", "// not built\n");
+
+  llm::CancelToken cancel;
+  BenchSetup s;
+  s.tasks = {"vec_scale", "vec_torch"};
+  s.load_task = [&](const std::string& n) -> Result<Task> { return load_task(n == "vec_scale" ? h.dir / "task" : dir2); };
+  s.options = h.options("evoengineer-full", 3);
+  s.evaluator = h.eval;
+  s.llm = h.client.get();
+  s.cancel = &cancel;
+  std::vector<std::string> lines;
+  s.log = [&](const std::string& l) { lines.push_back(l); };
+  std::vector<std::string> timed;
+  s.time_torch = [&](const Task& t) -> Result<interop::TimeResult> {
+    timed.push_back(t.name);
+    interop::TimeResult r;
+    r.device = "cuda";
+    r.device_name = "Fake GPU";
+    r.modes["eager"].ok = true;
+    r.modes["eager"].median_ms = 8.0;
+    r.modes["compile"].ok = true;
+    r.modes["compile"].median_ms = 4.0;
+    r.modes["extension"].ok = true;
+    r.modes["extension"].median_ms = 2.0;
+    return r;
+  };
+  auto out = run_bench(*h.db, s);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->started, 2);
+  EXPECT_EQ(out->torch_timed, 1);
+  EXPECT_EQ(timed, std::vector<std::string>{"vec_torch"});  // only the task with a torch_reference
+  bool logged = false;
+  for (const auto& l : lines) logged |= l.find("vec_torch: PyTorch timed: eager 8 ms, torch.compile 4 ms") != std::string::npos;
+  EXPECT_TRUE(logged);
+
+  // Done runs with the times recorded are not timed again.
+  auto again = run_bench(*h.db, s);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->skipped, 2);
+  EXPECT_EQ(timed.size(), 1u);
+
+  auto t = load_table(*h.db, key_for(s.options, h.client.get(), true), &s.tasks, "test");
+  ASSERT_TRUE(t) << t.error().message;
+  const TaskResult& plain = t->tasks[0];
+  const TaskResult& torch = t->tasks[1];
+  EXPECT_FALSE(plain.speedup_vs_eager);
+  ASSERT_TRUE(torch.best_ms);
+  ASSERT_TRUE(torch.speedup_vs_eager);
+  EXPECT_DOUBLE_EQ(*torch.speedup_vs_eager, 8.0 / *torch.best_ms);
+  EXPECT_DOUBLE_EQ(*torch.speedup_vs_compile, 4.0 / *torch.best_ms);
+  EXPECT_DOUBLE_EQ(*torch.speedup_vs_extension, 2.0 / *torch.best_ms);
+  std::string md = markdown(*t);
+  EXPECT_NE(md.find("| vs eager | vs torch.compile | vs extension | SOL |"), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("| {} | {} | {} |", fmt_speedup(torch.speedup_vs_eager),
+                                fmt_speedup(torch.speedup_vs_compile), fmt_speedup(torch.speedup_vs_extension))),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| n/a | n/a | n/a |"), std::string::npos) << md;  // the task without a reference
+  std::string c = csv(*t);
+  EXPECT_NE(c.find(fmt::format(",{:.6g},{:.6g},{:.6g},", *torch.speedup_vs_eager, *torch.speedup_vs_compile,
+                               *torch.speedup_vs_extension)),
+            std::string::npos)
+      << c;
+  json j = t->to_json();
+  EXPECT_DOUBLE_EQ(j["tasks"][1]["pytorch_compile_ms"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(j["tasks"][1]["speedup_vs_compile"].get<double>(), *torch.speedup_vs_compile);
+  auto run = h.db->get_run(torch.run_id);
+  ASSERT_TRUE(run);
+  json base = json::parse(run->baseline_json);
+  EXPECT_EQ(base["pytorch"]["device_name"], "Fake GPU");
+  EXPECT_EQ(base.value("time_ms", 0.0), 2.0);  // the engine's record is kept
+}
+
+TEST(BenchRunner, NoTorchHereIsOneLineAndNothingRecorded) {
+  using namespace evolve::testing;
+  Harness h(improving_kernels());
+  std::vector<std::filesystem::path> dirs;
+  for (const char* name : {"vec_t1", "vec_t2"}) {
+    std::string toml = std::string("torch_reference = \"reference.py\"\n") + kTaskToml;
+    toml.replace(toml.find("vec_scale"), 9, name);
+    auto d = h.dir / name;
+    std::filesystem::create_directories(d);
+    write(d / "task.toml", toml);
+    write(d / "baseline.cu", kernel_source("pass time_ms=2.0"));
+    write(d / "reference.cpp", "#include <kevo/reference.h>\n");
+    write(d / "reference.py", "# not run\n");
+    dirs.push_back(d);
+  }
+  llm::CancelToken cancel;
+  BenchSetup s;
+  s.tasks = {"vec_t1", "vec_t2"};
+  s.load_task = [&](const std::string& n) -> Result<Task> { return load_task(n == "vec_t1" ? dirs[0] : dirs[1]); };
+  s.options = h.options("evoengineer-full", 2);
+  s.evaluator = h.eval;
+  s.llm = h.client.get();
+  s.cancel = &cancel;
+  std::vector<std::string> lines;
+  s.log = [&](const std::string& l) { lines.push_back(l); };
+  int calls = 0;
+  s.time_torch = [&](const Task&) -> Result<interop::TimeResult> {
+    ++calls;
+    return fail("no CUDA: torch 1.13.1 sees no CUDA device (torch.cuda.is_available() is False)");
+  };
+  auto out = run_bench(*h.db, s);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(calls, 1);  // off for the rest of the bench
+  EXPECT_EQ(out->torch_timed, 0);
+  int notes = 0;
+  for (const auto& l : lines) notes += l.find("PyTorch not timed in this bench: no CUDA") != std::string::npos;
+  EXPECT_EQ(notes, 1);
+  auto runs = h.db->list_runs();
+  ASSERT_TRUE(runs);
+  for (const auto& r : *runs) EXPECT_EQ(r.baseline_json.find("pytorch"), std::string::npos) << r.baseline_json;
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 task gets a fixed rotation of answers, by the n-th request naming that task ("Task: NAME"):
 
   0  a known faster kernel from tests/gpu/kernels/good/ for the task, if there is one, else the
-     baseline with its tunable constants set to another value (docs: tuning.h)
+     baseline with its tunable constants set to another value (docs: tuning.h); for a task
+     imported from bench/kernelbench/, the matching bundled baseline (a correct translation)
   1  a kernel that writes nothing (the checker must reject it: unwritten outputs)
   2  a kernel that does not compile (an undeclared identifier)
   3+ the baseline with the next tunable setting, or the good kernel again with a distinct tag
@@ -32,6 +33,11 @@ GOOD = {  # task -> kernels in tests/gpu/kernels/good known to be faster than th
     "prefix_sum": ["prefix_sum_warp.cu"],
     "row_sum": ["row_sum_warp.cu"],
 }
+
+# Tasks imported from bench/kernelbench/*.py -> the bundled task whose baseline computes the same
+# thing with the same ABI layout (its baseline is the scripted "translation").
+IMPORTED = {"gelu_kb": "gelu", "relu_kb": "relu", "softmax_kb": "softmax", "rowsum_kb": "row_sum",
+            "matmul_kb": "matmul_f32"}
 
 NOOP = """#include <kevo/kernel.h>
 // Returns at once: every output stays as the checker poisoned it.
@@ -86,9 +92,12 @@ class Script:
         with self.lock:
             n = self.count.get(task, 0)
             self.count[task] = n + 1
-        base_file = self.root / "tasks" / task / "baseline.cu"
+        bundled = IMPORTED.get(task, task)
+        base_file = self.root / "tasks" / bundled / "baseline.cu"
         base = base_file.read_text() if base_file.exists() else NOOP
-        good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(task, [])]
+        good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(bundled, [])]
+        if task in IMPORTED and n == 0:
+            return "translation", "the direct CUDA form of the reference", base
         variants = tune_variants(base)
         if n == 1:
             return "noop", "skip the work entirely", NOOP

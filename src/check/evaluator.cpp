@@ -189,7 +189,17 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   v.task = task.name;
   v.candidate = opts.baseline_mode ? task.baseline_path().string() : opts.candidate.string();
   v.seed = opts.seed ? *opts.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  // Phase clock: the current phase's time is recorded when the next starts or the verdict ends.
+  std::string phase = "setup";
+  auto t_phase = t_start;
+  auto next_phase = [&](const char* name) {
+    auto now = Clock::now();
+    if (!phase.empty()) v.phases.emplace_back(phase, std::chrono::duration<double>(now - t_phase).count());
+    phase = name;
+    t_phase = now;
+  };
   auto finish = [&]() -> Verdict {
+    next_phase("");
     v.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     return v;
   };
@@ -388,6 +398,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   };
 
   // --- Correctness: every config x seeds (+ one wide draw), each run twice ---
+  next_phase("correctness");
   Tolerance tol = task.tolerance_for(task.precision());
   bool inplace = task.inplace;
   // Smallest configs first: most wrong kernels fail there in milliseconds.
@@ -412,6 +423,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     ConfigCheck cc;
     cc.config = c.name;
     cc.held_out = c.held_out;
+    auto t_config = Clock::now();
     for (int s = 0; s <= opts.seeds && cc.ok; ++s) {
       bool wide = s == opts.seeds;  // the last draw comes from the wider distribution
       uint64_t seed = v.seed + 1000003ull * (&c - task.configs.data()) + static_cast<uint64_t>(s);
@@ -498,6 +510,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
           }
         }
     }
+    cc.seconds = std::chrono::duration<double>(Clock::now() - t_config).count();
     v.configs.push_back(cc);
     if (!cc.ok) return finish();
   }
@@ -505,6 +518,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   // --- Timing on the main config: interleaved with the baseline, L2 flushed, inputs rotated ---
   std::vector<HostTensor> torch_inputs;  // the first timing set, for PyTorch's timing at the end
   if (opts.time) {
+    next_phase("timing");
     const Config& c = task.main();
     std::vector<std::vector<HostTensor>> sets;
     size_t in_bytes = 0;
@@ -634,6 +648,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
 
   // --- compute-sanitizer on the smallest visible config ---
   if (opts.sanitize && v.outcome == Outcome::Pass) {
+    next_phase("sanitize");
     const Config* small = nullptr;
     int64_t best = INT64_MAX;
     for (const auto& c : task.configs) {
@@ -693,6 +708,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   // --- The task's PyTorch side on the same inputs, once kevo's own processes are gone ---
   if (opts.torch_time && v.timing && v.outcome == Outcome::Pass && !task.torch_reference.empty() &&
       !torch_inputs.empty()) {
+    next_phase("pytorch");
     cand_runner.reset();  // waits for the runners to exit: the GPU is idle for PyTorch
     oracle_runner.reset();
     interop::TorchTimingOptions to;

@@ -89,7 +89,9 @@ nlohmann::json Verdict::to_json() const {
   for (const auto& c : configs)
     j["configs"].push_back({{"config", c.config}, {"held_out", c.held_out}, {"ok", c.ok},
                             {"draws", c.draws}, {"max_abs_err", c.max_abs_err},
-                            {"max_rel_err", c.max_rel_err}, {"detail", c.detail}});
+                            {"max_rel_err", c.max_rel_err}, {"detail", c.detail}, {"seconds", c.seconds}});
+  j["phases"] = nlohmann::json::object();
+  for (const auto& [name, sec] : phases) j["phases"][name] = sec;
   if (timing) {
     nlohmann::json t = {{"config", timing->config}, {"candidate", summary_json(timing->candidate)},
                         {"floor_ms", timing->floor.floor_ms}, {"bound", timing->floor.bound},
@@ -155,6 +157,11 @@ std::string Verdict::to_text() const {
   }
   for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason, f.detail);
   if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
+  if (!phases.empty()) {
+    std::string p;
+    for (const auto& [name, sec] : phases) p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", name, sec);
+    s += fmt::format("  seconds   {}\n", p);
+  }
   if (outcome == Outcome::Pass)
     s += fmt::format("VERDICT: PASS ({:.1f} s)\n", seconds);
   else

@@ -32,6 +32,7 @@ struct ConfigCheck {
   bool ok = true;
   int draws = 0;  // seeds x placements checked
   double max_abs_err = 0, max_rel_err = 0;
+  double seconds = 0;  // wall time of this config's checks (inputs, oracle, runs, comparison)
   std::string detail;  // the first failure, readable
 };
 
@@ -70,6 +71,9 @@ struct Verdict {
   std::optional<DeviceCeilings> device;
   std::string sanitizer;  // compute-sanitizer summary when --sanitize
   double seconds = 0;
+  // Where the seconds went, in order: setup (static checks, compile, runner and oracle start),
+  // correctness, timing, sanitize, pytorch (only the phases that ran).
+  std::vector<std::pair<std::string, double>> phases;
 
   void set(Outcome o, std::string reason_code, std::string msg) {
     if (outcome != Outcome::Pass) return;  // the first failure is the verdict

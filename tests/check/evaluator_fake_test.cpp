@@ -60,6 +60,17 @@ TEST_P(FakeRunner, Verdict) {
     ASSERT_TRUE(v.timing);
     EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);  // fake times: baseline 1.0 ms, candidate 0.5 ms
     EXPECT_EQ(v.configs.size(), 4u);                   // held-out included by default
+    // Where the time went: the phases that ran, in order, adding up to the verdict's seconds.
+    std::vector<std::string> names;
+    double sum = 0;
+    for (const auto& [n, s] : v.phases) names.push_back(n), sum += s;
+    EXPECT_EQ(names, (std::vector<std::string>{"setup", "correctness", "timing"}));
+    EXPECT_NEAR(sum, v.seconds, 0.05);
+    for (const auto& cc : v.configs) EXPECT_GT(cc.seconds, 0) << cc.config;
+    EXPECT_NE(v.to_text().find("seconds   setup"), std::string::npos) << v.to_text();
+  } else {
+    ASSERT_FALSE(v.phases.empty());  // a failed verdict still says where its time went
+    EXPECT_EQ(v.phases.front().first, "setup");
   }
 }
 

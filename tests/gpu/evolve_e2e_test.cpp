@@ -2,6 +2,7 @@
 // real kernel variants (slow correct, fast correct, fast incorrect, hack) for two bundled tasks.
 // The run must end with the fast correct variant as the winner, re-verified on held-out shapes,
 // and the incorrect and hack variants rejected with their reasons. Skips without a GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "evolve/engine.h"
@@ -79,8 +80,12 @@ void run_e2e(const Variants& v) {
   ASSERT_TRUE(rows);
   int hack_rejected = 0, bad_rejected = 0;
   for (const auto& r : *rows) {
-    std::printf("E2E %s cand %d %-8s %s [%s] speedup %.3f\n", v.task.c_str(), r.seq, r.name.c_str(),
-                r.outcome.c_str(), r.reason.c_str(), r.speedup);
+    std::string phases;  // where the checker's time went (verdict.h)
+    auto vj = nlohmann::json::parse(r.verdict_json.empty() ? "{}" : r.verdict_json, nullptr, false);
+    if (!vj.is_discarded() && vj.contains("phases"))
+      for (const auto& [k, sec] : vj["phases"].items()) phases += fmt::format(" {} {:.1f}s", k, sec.get<double>());
+    std::printf("E2E %s cand %d %-8s %s [%s] speedup %.3f |%s\n", v.task.c_str(), r.seq, r.name.c_str(),
+                r.outcome.c_str(), r.reason.c_str(), r.speedup, phases.c_str());
     if (r.name == "cached") {
       EXPECT_NE(r.outcome, "pass") << r.message;
       hack_rejected += r.outcome != "pass";

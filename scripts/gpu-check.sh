@@ -11,6 +11,7 @@
 #   bench      bench/run.sh: eval latency cold/cached vs torch load_inline, median CV
 #   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
+# KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
 set -uo pipefail
 B=$(realpath "${1:-build}")
 OUT=${OUT:-/tmp/kevo-gpu-out}
@@ -22,6 +23,8 @@ K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
 has() { [[ " $PHASES " == *" $1 "* ]]; }
+TASKS=${KEVO_TASKS:-$(ls tasks | tr '\n' ' ')}
+FILTER=$(for t in $TASKS; do printf 'Tasks/Baseline.*/%s:' "$t"; done)
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 "$K" doctor > "$OUT/doctor.txt" 2>&1
@@ -44,14 +47,14 @@ shard() {  # name n binary args...
 if has probe; then
   stamp probe
   # Compile every baseline first, in parallel, into the cache the probe reads.
-  ls tasks | xargs -P 16 -I{} sh -c "'$K' eval {} --baseline --compile-only > /dev/null 2>&1"
-  "$B/tests/lint/lint_gpu_probe" > "$OUT/probe.txt" 2>&1 || rc=1
+  printf '%s\n' $TASKS | xargs -P 16 -I{} sh -c "'$K' eval {} --baseline --compile-only > /dev/null 2>&1"
+  "$B/tests/lint/lint_gpu_probe" $TASKS > "$OUT/probe.txt" 2>&1 || rc=1
   grep -E "^(CHECK|TIME|ERROR|DONE)" "$OUT/probe.txt" | grep -vE "^CHECK \S+ PASS" | head -80
   grep -c "^CHECK \S* PASS" "$OUT/probe.txt" | sed 's/^/probe checks passed: /'
 fi
 if has baselines; then
   stamp baselines
-  shard baselines 8 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Tasks/Baseline.*' || rc=1
+  shard baselines ${KEVO_SHARDS:-8} "$B/tests/gpu/gpu_eval_test" --gtest_filter="$FILTER" || rc=1
   grep -hE "^\[  (FAILED|PASSED) |^BASELINE" "$OUT/baselines.txt" | sort | grep -v "^BASELINE" | uniq -c
   grep -h "^\[  FAILED  \] Tasks" "$OUT/baselines.txt" | head -20
 fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `kevo bench` of the quick suite on the GPU (scripts/gpu-check.sh phase "suite"): once with the
+# offline strategy (no model: tuning of the constants the baselines mark tunable) and once with a
+# scripted model (bench/scripted_llm.py: real kernels, including a no-op and a compile error), then
+# both tables side by side and the HTML report.
+#   bench/suite.sh BUILD_DIR WORK_DIR [CANDIDATES_PER_TASK]
+set -uo pipefail
+B=$(realpath "${1:-build}"); W=$(realpath -m "${2:-/tmp/kevo-suite}"); N=${3:-4}
+K="$B/bin/kevo"
+rm -rf "$W"; mkdir -p "$W"
+python3 bench/scripted_llm.py --root . > "$W/llm.txt" 2>&1 &
+LLM=$!
+trap 'kill $LLM 2>/dev/null' EXIT
+for _ in $(seq 50); do grep -q PORT "$W/llm.txt" && break; sleep 0.1; done
+M="http://127.0.0.1:$(sed -n 's/^PORT //p' "$W/llm.txt")/v1#scripted"
+rc=0
+echo "== offline (no model), $N candidates per task"
+"$K" bench --suite quick --budget-candidates "$N" --db "$W/offline.db" --out "$W/offline" --quiet \
+  > "$W/offline.log" 2>&1 || rc=1
+cat "$W/offline/bench.md" 2>/dev/null || tail -20 "$W/offline.log"
+echo "== scripted model, evoengineer-full, $N candidates per task"
+"$K" bench --suite quick --strategy evoengineer-full --model "$M" --budget-candidates "$N" \
+  --parallel 2 --db "$W/scripted.db" --out "$W/scripted" --quiet > "$W/scripted.log" 2>&1 || rc=1
+cat "$W/scripted/bench.md" 2>/dev/null || tail -20 "$W/scripted.log"
+echo "== side by side"
+"$K" bench table "$W/offline.db" "$W/scripted.db" --out "$W/compare" || rc=1
+"$K" report "$W/offline.db" "$W/scripted.db" -o "$W/report.html" --title "kevo quick suite (GPU)" || rc=1
+ls -la "$W/report.html"
+exit $rc

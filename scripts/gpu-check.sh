@@ -18,6 +18,7 @@ OUT=${OUT:-/tmp/kevo-gpu-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
+export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 PHASES=${KEVO_PHASES:-probe baselines kernels e2e bench suite interop}
 K="$B/bin/kevo"
 rc=0

@@ -689,7 +689,8 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size},
                     {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
         (void)rc2->call(req, 300s);
-        std::string tail = rc2->stderr_tail();
+        // The summary comes as the sanitizer exits, after the runner: wait for it.
+        std::string tail = rc2->finish(120s);
         rc2.reset();
         fs::remove(wrapper);
         auto pos = tail.rfind("ERROR SUMMARY:");

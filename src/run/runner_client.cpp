@@ -76,6 +76,22 @@ RunnerClient::~RunnerClient() {
   if (err_fd >= 0) ::close(err_fd);
 }
 
+std::string RunnerClient::finish(std::chrono::milliseconds grace) {
+  if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
+  if (reply_fd_ >= 0) ::close(reply_fd_), reply_fd_ = -1;
+  if (child_.pid > 0) {
+    if (wait_for_exit(child_, grace)) {
+      kill(-child_.pid, SIGKILL);  // stragglers of its process group (none normally)
+      child_.pid = -1;             // reaped
+    } else {
+      kill_and_reap_keep_err();
+    }
+  }
+  // The drain thread ends at EOF, once every writer of the pipe (wrapper and runner) is gone.
+  if (err_thread_.joinable()) err_thread_.join();
+  return stderr_tail();
+}
+
 void RunnerClient::drain_stderr() {
   char buf[4096];
   for (;;) {

@@ -44,6 +44,10 @@ class RunnerClient {
   Arena& arena() { return arena_; }
   const std::optional<RunnerDeath>& death() const { return death_; }
   std::string stderr_tail();
+  // Ends the session: closes the request pipe (the runner exits), waits up to `grace` for the
+  // process to end on its own (a wrapper such as compute-sanitizer prints its summary only then),
+  // kills it after that, and returns everything stderr's tail held at the end.
+  std::string finish(std::chrono::milliseconds grace);
   bool alive() const { return child_.pid > 0; }
 
  private:

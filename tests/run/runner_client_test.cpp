@@ -113,3 +113,24 @@ TEST(RunnerClient, MissingRunnerIsAnError) {
   auto r = RunnerClient::start(o);
   EXPECT_FALSE(r);
 }
+
+// A wrapper (like compute-sanitizer) prints its summary only after the runner it wraps exits,
+// which can take longer than the destructor's grace: finish() waits for it.
+TEST(RunnerClient, FinishWaitsForTheLastWordsOfAWrapper) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto echo = script("echo_runner2.py", kEcho);
+  auto wrap = script("slow_wrapper.sh", "#!/bin/sh\n" + echo.string() +
+                                            "\nsleep 3\necho '========= ERROR SUMMARY: 0 errors' >&2\n");
+  auto r = start(wrap);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->call({{"cmd", "hello"}}, 10s));
+  std::string tail = r->finish(20s);  // the destructor alone would have killed it after 2 s
+  EXPECT_NE(tail.find("ERROR SUMMARY: 0 errors"), std::string::npos) << tail;
+  // A wrapper that never ends is killed once the grace is over.
+  auto hang = script("hang_wrapper.sh", "#!/bin/sh\n" + echo.string() + "\nsleep 600\n");
+  auto h = start(hang);
+  ASSERT_TRUE(h);
+  auto t0 = std::chrono::steady_clock::now();
+  h->finish(500ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 60s);  // not the wrapper's 600 s
+}

@@ -135,7 +135,7 @@ TEST(Sanitize, CleanKernelPassesAllThreeTools) {
   REQUIRE_GPU();
   std::string raw;
   json j = eval({(kSrc / "tasks" / "softmax").string(),
-                 (kSrc / "tests/gpu/kernels/good/softmax_online.cu").string(), "--sanitize",
+                 (kSrc / "tests/gpu/kernels/good/softmax_online.cu").string(), "--sanitize", "--seeds", "1",
                  "--visible-only", "--no-time"},
                 &raw);
   EXPECT_EQ(j.value("outcome", ""), "pass") << raw;

@@ -11,10 +11,13 @@ B=$(realpath "${1:-build}")
 K="$B/bin/kevo"
 export PATH=/usr/local/cuda/bin:$PATH
 CAND=tests/gpu/kernels/good/softmax_online.cu
+PARTS=${BENCH_PARTS:-latency inline cv}  # a subset when a device call is short
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 now() { date +%s.%N; }
 secs() { python3 -c "print(round($2-$1,2))"; }
 phases() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["outcome"], "total", round(j["seconds"],2), "s |", ", ".join(f"{k} {v:.2f} s" for k,v in j.get("phases",{}).items()), "| compile", round(j.get("compile",{}).get("seconds",0),2), "s cached" if j.get("compile",{}).get("cache_hit") else "s")' "$1"; }
 export KEVO_CACHE_DIR=$(mktemp -d)
+if part latency; then
 t0=$(now); "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-cold.json; rc=$?; t1=$(now)
 "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-warm.json; t2=$(now)
 "$K" eval softmax $CAND --compile-only > /dev/null; t3=$(now)
@@ -24,7 +27,9 @@ echo "COMPILE_ONLY_CACHED_SECONDS $(secs $t2 $t3)"
 rm -rf "$KEVO_CACHE_DIR"; export KEVO_CACHE_DIR=$(mktemp -d)
 t0=$(now); "$K" eval softmax $CAND --compile-only > /dev/null; t1=$(now)
 echo "COMPILE_ONLY_COLD_SECONDS $(secs $t0 $t1)"
-python3 bench/load_inline_bench.py $CAND 2>&1 | tail -2
+fi
+part inline && python3 bench/load_inline_bench.py $CAND 2>&1 | tail -2
+part cv || exit 0
 # Repeatability of the reported median (same kernel, 5 separate evals).
 CV_TASK=gemm_gelu_softmax
 meds=()

@@ -10,4 +10,11 @@ for t in gpu_eval_test evolve_e2e_test; do
   objcopy --strip-debug "$B/tests/gpu/$t" ".carry/tests/gpu/$t"
 done
 objcopy --strip-debug "$B/tests/lint/lint_gpu_probe" .carry/tests/lint/lint_gpu_probe
+# Debian builds cpp-httplib as a shared library that Ubuntu's machine does not have; the tests that
+# start loopback servers (evolve_e2e_test) need it: scripts/gpu-check.sh puts .carry/lib on
+# LD_LIBRARY_PATH.
+mkdir -p .carry/lib
+for l in $(ldd .carry/tests/gpu/evolve_e2e_test | awk '/libcpp-httplib|libbrotli/ {print $3}'); do
+  cp -L "$l" .carry/lib/
+done
 du -sh .carry

@@ -674,30 +674,46 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         if (!p) continue;
         // The sanitizer wraps the runner process; its verdict is its exit code and summary.
         fs::path wrapper = fs::temp_directory_path() / fmt::format("kevo-sanitize-{}-{}.sh", getpid(), tool);
+        // compute-sanitizer reports on stdout, which the runner's session discards: its report
+        // goes to a log file instead, read once it has exited.
+        fs::path log = fs::temp_directory_path() / fmt::format("kevo-sanitize-{}-{}.log", getpid(), tool);
+        fs::remove(log);
         (void)write_file_atomic(wrapper, fmt::format("#!/bin/sh\nexec {} --tool {} --error-exitcode 99 "
-                                                     "--print-limit 10 {} \"$@\"\n",
-                                                     *cs, tool, runner->string()));
+                                                     "--print-limit 10 --log-file {} {} \"$@\"\n",
+                                                     *cs, tool, log.string(), runner->string()));
         fs::permissions(wrapper, fs::perms::owner_all);
         ro.runner = wrapper;
         auto r = RunnerClient::start(ro);
-        if (!r) continue;
+        if (!r) {
+          parts.push_back(fmt::format("{}: could not start ({})", tool, r.error().message));
+          continue;
+        }
         auto& rc2 = *r;
-        (void)rc2->call({{"cmd", "load"}, {"slot", "cand"}, {"path", cres->so_path.string()}}, 120s);
+        auto loaded = rc2->call({{"cmd", "load"}, {"slot", "cand"}, {"path", cres->so_path.string()}}, 120s);
         (void)rc2->arena().resize(p->layout.size);
         put_inputs(rc2->arena(), p->inputs, *ins);
         json req = base_request(task, *small);
         req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size},
                     {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
-        (void)rc2->call(req, 300s);
+        auto ran = loaded ? rc2->call(req, 300s) : Result<json>(loaded.unexpected());
         // The summary comes as the sanitizer exits, after the runner: wait for it.
         std::string tail = rc2->finish(120s);
         rc2.reset();
         fs::remove(wrapper);
-        auto pos = tail.rfind("ERROR SUMMARY:");
-        std::string summary = pos == std::string::npos ? "no summary" : tail.substr(pos, tail.find('\n', pos) - pos);
+        auto report = read_file(log);
+        fs::remove(log);
+        std::string text = (report ? *report : std::string()) + tail;
+        if (!ran) {  // a summary of a run that never happened would prove nothing
+          parts.push_back(fmt::format("{}: the candidate did not run under the sanitizer ({})", tool,
+                                      ran.error().message));
+          v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
+          continue;
+        }
+        auto pos = text.rfind("ERROR SUMMARY:");
+        std::string summary = pos == std::string::npos ? "no summary" : text.substr(pos, text.find('\n', pos) - pos);
         parts.push_back(fmt::format("{}: {}", tool, summary));
         if (pos != std::string::npos && summary.find("ERROR SUMMARY: 0 errors") == std::string::npos) {
-          v.flags.push_back({"sanitizer:" + std::string(tool), tail.substr(0, 1500)});
+          v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
           v.set(Outcome::Incorrect, std::string("sanitizer:") + tool,
                 fmt::format("compute-sanitizer {} on config '{}': {}", tool, small->name, summary));
         }

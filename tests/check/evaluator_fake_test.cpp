@@ -95,3 +95,57 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"illegal_address", Outcome::Crash, "illegal_address"},
                     Case{"hang", Outcome::Timeout, "timeout"}),
     [](const auto& i) { return i.param.behaviour; });
+
+// --sanitize with a stand-in compute-sanitizer on PATH: it runs the (fake) runner and, like the
+// real tool, writes its report to the --log-file it was given, not to stderr. The checker must
+// read the report, and turn reported errors into an incorrect verdict.
+class FakeSanitizer : public testing::TestWithParam<std::string> {};
+
+TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  fs::path bin = fs::path(testing::TempDir()) / ("fake-cs-" + GetParam());
+  fs::create_directories(bin);
+  std::string errors = GetParam() == "clean" ? "0" : "2";
+  std::ofstream(bin / "compute-sanitizer")
+      << "#!/bin/sh\n"
+         "log=''; tool=''\n"
+         "while [ $# -gt 0 ]; do case \"$1\" in\n"
+         "  --log-file) log=$2; shift 2;; --tool) tool=$2; shift 2;;\n"
+         "  --error-exitcode|--print-limit) shift 2;; *) break;; esac; done\n"
+         "\"$@\"; rc=$?\n"
+         "echo \"========= COMPUTE-SANITIZER ($tool)\" > \"$log\"\n"
+         "echo \"========= ERROR SUMMARY: " << errors << " errors\" >> \"$log\"\n"
+         "exit $rc\n";
+  fs::permissions(bin / "compute-sanitizer", fs::perms::owner_all);
+  std::string path = bin.string() + ":" + getenv("PATH");
+  setenv("PATH", path.c_str(), 1);
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task) << task.error().message;
+  auto base = read_file(kDir / "scale2" / "baseline.cu");
+  ASSERT_TRUE(base);
+  fs::path cand = fs::path(testing::TempDir()) / "fake_sanitize.cu";
+  std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: pass\";\n";
+  EvalOptions o;
+  o.candidate = cand;
+  o.seeds = 1;
+  o.seed = 7;
+  o.time = false;
+  o.sanitize = true;
+  o.visible_only = true;
+  o.call_timeout = std::chrono::milliseconds(3000);
+  Verdict v = evaluate(*task, o);
+  std::string old = path.substr(path.find(':') + 1);
+  setenv("PATH", old.c_str(), 1);
+  for (const char* tool : {"memcheck", "racecheck", "initcheck"})
+    EXPECT_NE(v.sanitizer.find(std::string(tool) + ": ERROR SUMMARY: " + errors + " errors"), std::string::npos)
+        << v.sanitizer;
+  if (GetParam() == "clean") {
+    EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  } else {
+    EXPECT_EQ(v.outcome, Outcome::Incorrect) << v.to_text();
+    EXPECT_EQ(v.reason, "sanitizer:memcheck");
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Checker, FakeSanitizer, testing::Values("clean", "errors"));

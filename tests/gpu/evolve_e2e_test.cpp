@@ -103,6 +103,7 @@ void run_e2e(const Variants& v) {
   }
   EXPECT_GT(hack_rejected, 0);
   EXPECT_GT(bad_rejected, 0);
+  std::printf("E2E %s run stopped: %s; %s\n", v.task.c_str(), out->stop_reason.c_str(), out->note.c_str());
   ASSERT_NE(out->winner, 0) << "no winner passed held-out re-verification";
   auto w = std::find_if(rows->begin(), rows->end(), [&](const auto& r) { return r.id == out->winner; });
   ASSERT_NE(w, rows->end());

@@ -7,6 +7,7 @@
 
 #include "check/compare.h"
 #include "check/cpu_reference.h"
+#include "check/sanitizer_report.h"
 #include "interop/oracle.h"
 #include "interop/torch_timing.h"
 #include "run/runner_client.h"
@@ -709,13 +710,14 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
           v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
           continue;
         }
-        auto pos = text.rfind("ERROR SUMMARY:");
-        std::string summary = pos == std::string::npos ? "no summary" : text.substr(pos, text.find('\n', pos) - pos);
-        parts.push_back(fmt::format("{}: {}", tool, summary));
-        if (pos != std::string::npos && summary.find("ERROR SUMMARY: 0 errors") == std::string::npos) {
+        SanitizerSummary sum = read_sanitizer_summary(tool, text);
+        parts.push_back(fmt::format("{}: {}", tool, sum.found ? sum.line : "no summary"));
+        if (!sum.found) {
+          v.flags.push_back({"sanitizer:" + std::string(tool), "no summary in its report: " + text.substr(0, 1500)});
+        } else if (!sum.clean) {
           v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
           v.set(Outcome::Incorrect, std::string("sanitizer:") + tool,
-                fmt::format("compute-sanitizer {} on config '{}': {}", tool, small->name, summary));
+                fmt::format("compute-sanitizer {} on config '{}': {}", tool, small->name, sum.line));
         }
       }
       v.sanitizer = fmt::format("{}", fmt::join(parts, "; "));

@@ -141,6 +141,7 @@ TEST(Sanitize, CleanKernelPassesAllThreeTools) {
   EXPECT_EQ(j.value("outcome", ""), "pass") << raw;
   std::string s = j.value("sanitizer", "");
   std::printf("SANITIZE softmax_online: %s\n", s.c_str());
-  for (const char* tool : {"memcheck", "racecheck", "initcheck"})
+  for (const char* tool : {"memcheck", "initcheck"})
     EXPECT_NE(s.find(std::string(tool) + ": ERROR SUMMARY: 0 errors"), std::string::npos) << s;
+  EXPECT_NE(s.find("racecheck: RACECHECK SUMMARY: 0 hazards displayed (0 errors"), std::string::npos) << s;
 }

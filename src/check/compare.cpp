@@ -48,11 +48,15 @@ bool is_poison(const HostTensor& t, size_t i) {
 
 }  // namespace
 
-Comparison compare_output(const HostTensor& got, const std::vector<double>& want, Tolerance tol,
-                          bool check_poison) {
+namespace {
+
+// `got_at(i)` and `want(i)` read element i as a double.
+template <class Got, class Want>
+Comparison compare_with(const HostTensor& got, const Got& got_at, int64_t want_size, const Want& want,
+                        Tolerance tol, bool check_poison) {
   Comparison c;
   c.count = got.numel();
-  if (static_cast<size_t>(c.count) != want.size()) {
+  if (c.count != want_size) {
     c.ok = false;
     c.reason = "mismatch";
     c.mismatches = c.count;
@@ -67,7 +71,7 @@ Comparison compare_output(const HostTensor& got, const std::vector<double>& want
     double s = 0;
     int64_t n = 0;
     for (int64_t i = b; i < e; ++i)
-      if (std::isfinite(want[i])) s += want[i] * want[i], ++n;
+      if (double w = want(i); std::isfinite(w)) s += w * w, ++n;
     std::lock_guard<std::mutex> l(mu);
     ss += s;
     finite_n += n;
@@ -78,7 +82,7 @@ Comparison compare_output(const HostTensor& got, const std::vector<double>& want
   parallel_ranges(c.count, [&](int64_t b, int64_t e) {
     Comparison p;
     for (int64_t i = b; i < e; ++i) {
-      double g = got.at(static_cast<size_t>(i)), w = want[static_cast<size_t>(i)];
+      double g = got_at(i), w = want(i);
       bool bad = false;
       if (!std::isfinite(w)) {
         // Non-finite reference: the candidate must produce the same kind of value.
@@ -113,8 +117,53 @@ Comparison compare_output(const HostTensor& got, const std::vector<double>& want
   return c;
 }
 
+// Calls f with an element reader for t: a direct load for f32 (most outputs, and the hot loop
+// over GB-sized tensors), HostTensor::at otherwise.
+template <class F>
+auto with_reader(const HostTensor& t, const F& f) {
+  if (t.dtype == DType::F32) {
+    const float* p = reinterpret_cast<const float*>(t.bytes.data());
+    return f([p](int64_t i) { return static_cast<double>(p[i]); });
+  }
+  return f([&t](int64_t i) { return t.at(static_cast<size_t>(i)); });
+}
+
+Comparison compare_tensors(const HostTensor& got, const HostTensor& want, Tolerance tol, bool check_poison) {
+  return with_reader(got, [&](const auto& g) {
+    return with_reader(want, [&](const auto& w) { return compare_with(got, g, want.numel(), w, tol, check_poison); });
+  });
+}
+
+}  // namespace
+
+Comparison compare_output(const HostTensor& got, const Expected& want, Tolerance tol, bool check_poison) {
+  if (want.tensor) return compare_tensors(got, *want.tensor, tol, check_poison);
+  return compare_output(got, want.values, tol, check_poison);
+}
+
+Comparison compare_output(const HostTensor& got, const std::vector<double>& want, Tolerance tol,
+                          bool check_poison) {
+  return with_reader(got, [&](const auto& g) {
+    return compare_with(got, g, static_cast<int64_t>(want.size()),
+                        [&](int64_t i) { return want[static_cast<size_t>(i)]; }, tol, check_poison);
+  });
+}
+
+int64_t count_unwritten(const HostTensor& t) {
+  std::mutex mu;
+  int64_t n = 0;
+  parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
+    int64_t k = 0;
+    for (int64_t i = b; i < e; ++i)
+      if (!std::isfinite(t.at(static_cast<size_t>(i))) && is_poison(t, static_cast<size_t>(i))) ++k;
+    std::lock_guard<std::mutex> l(mu);
+    n += k;
+  });
+  return n;
+}
+
 Comparison compare_runs(const HostTensor& a, const HostTensor& b, Tolerance tol) {
-  Comparison c = compare_output(b, to_doubles(a), tol, false);
+  Comparison c = compare_tensors(b, a, tol, false);
   if (!c.ok) c.reason = "nondeterministic";
   return c;
 }

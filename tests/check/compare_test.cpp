@@ -75,6 +75,33 @@ TEST(Compare, RunsThatDisagreeAreNondeterministic) {
   EXPECT_EQ(c.reason, "nondeterministic");
 }
 
+// An oracle's output tensor is the reference as it is: the same verdicts as its double values.
+TEST(Compare, TensorReferenceAgreesWithItsDoubles) {
+  HostTensor want = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (const HostTensor& got : {f32({1, 2, 3, 4, 5, 6}, {2, 3}), f32({1, 2, 3, 4, 5, 7}, {2, 3}),
+                                f32({1, NAN, 3, 4, 5, 6}, {2, 3})}) {
+    Comparison a = compare_output(got, Expected::of(want), {1e-4, 1e-4}, true);
+    Comparison b = compare_output(got, to_doubles(want), {1e-4, 1e-4}, true);
+    EXPECT_EQ(a.ok, b.ok);
+    EXPECT_EQ(a.reason, b.reason);
+    EXPECT_EQ(a.first_bad, b.first_bad);
+    EXPECT_EQ(a.mismatches, b.mismatches);
+  }
+  EXPECT_FALSE(compare_output(f32({1, 2}, {2}), Expected::of(want), {1e-4, 1e-4}, true).ok);  // sizes differ
+  EXPECT_EQ(Expected::of(want).size(), 6);
+  EXPECT_EQ(Expected::of(std::vector<double>{1, 2}).at(1), 2);
+}
+
+TEST(Compare, CountUnwrittenSeesOnlyFloatPoison) {
+  HostTensor t = f32({1, 2, 3, 4}, {4});
+  std::memset(t.bytes.data() + 4, kPoisonByte, 8);  // elements 1 and 2
+  EXPECT_EQ(count_unwritten(t), 2);
+  EXPECT_EQ(count_unwritten(f32({1, NAN}, {2})), 0);  // a computed NaN is not poison
+  HostTensor ints = make_tensor("i", DType::I32, {2});
+  std::memset(ints.bytes.data(), kPoisonByte, 8);  // reads as -1, a legitimate integer
+  EXPECT_EQ(count_unwritten(ints), 0);
+}
+
 TEST(Verdict, FirstFailureWinsAndExitCodesAreDistinct) {
   Verdict v;
   v.set(Outcome::Incorrect, "mismatch", "first");

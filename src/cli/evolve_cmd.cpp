@@ -289,6 +289,8 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
     std::printf("winner #%lld: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
                 static_cast<long long>(out->winner), out->winner_speedup,
                 out->best_failed_held_out ? " (a runner-up)" : "");
+    for (const auto& a : out->verification)
+      if (a.candidate == out->winner && !a.pytorch_line.empty()) std::printf("%s", a.pytorch_line.c_str());
     return out->status == store::RunStatus::kFailed ? 3 : 0;
   }
   std::printf("no candidate passed held-out re-verification: no winner\n");

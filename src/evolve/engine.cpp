@@ -611,11 +611,18 @@ class Runner {
       o.visible_only = false;
       o.time = true;
       o.seed.reset();  // fresh inputs: nothing the search saw
+      o.torch_time = !task_.torch_reference.empty();  // the winner next to PyTorch, once
       auto t = SteadyClock::now();
       Verdict v = ev_.evaluate(task_, file, o);
       s_.gpu_s += since(t);
       VerifyAttempt a{r->id, outcome_name(v.outcome), v.reason, v.message};
-      if (v.timing) a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
+      if (v.timing) {
+        a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
+        json tj = json::object();
+        add_pytorch_json(*v.timing, tj);
+        if (!tj.empty()) a.pytorch = tj;
+        a.pytorch_line = pytorch_text(*v.timing);
+      }
       out.verification.push_back(a);
       emit("verified", {{"candidate", r->id}, {"outcome", a.outcome}, {"reason", a.reason},
                         {"message", a.message}, {"speedup", a.speedup}});
@@ -770,6 +777,8 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     att.push_back({{"candidate", a.candidate}, {"outcome", a.outcome}, {"reason", a.reason},
                    {"message", a.message}, {"speedup", a.speedup}, {"speedup_ci", {a.speedup_lo, a.speedup_hi}}});
   fin["attempts"] = att;
+  for (const auto& a : out.verification)
+    if (a.candidate == out.winner && !a.pytorch.is_null()) fin["winner_pytorch"] = a.pytorch;
   s.row.final_json = fin.dump();
   bool failed = s.stop.rfind("llm_fatal", 0) == 0 || s.stop.rfind("infra_error", 0) == 0;
   return finish(failed ? store::RunStatus::kFailed : store::RunStatus::kFinished, s.stop);

@@ -51,6 +51,10 @@ struct VerifyAttempt {
   int64_t candidate = 0;
   std::string outcome, reason, message;
   double speedup = 0, speedup_lo = 0, speedup_hi = 0;
+  // For a task with a PyTorch reference: eager / torch.compile (/ extension) times and the
+  // speedups against them, timed on the same inputs after the re-timing (verdict.h).
+  nlohmann::json pytorch;
+  std::string pytorch_line;  // "vs PyTorch: eager 1.2 ms (2.1x), ..." or empty
 };
 
 struct RunOutcome {

@@ -502,3 +502,38 @@ TEST(Dedup, NormalizationKeepsWhatChangesThePrograms) {
 
 }  // namespace
 }  // namespace kevo::evolve
+
+namespace kevo::evolve {
+namespace {
+using namespace testing;
+
+// ---- PyTorch next to the winner ----------------------------------------------------------------
+
+TEST(Verification, TheWinnerIsTimedAgainstPyTorchOnceWhenTheTaskHasAReference) {
+  Harness h(improving_kernels());
+  // Give the task a PyTorch reference (the oracle stays the baseline).
+  std::string toml = std::string("torch_reference = \"reference.py\"\n") + kTaskToml;
+  write(h.dir / "task" / "task.toml", toml);
+  write(h.dir / "task" / "reference.py", "import torch\ndef forward(x):\n    return 2 * x\n");
+  auto t = load_task(h.dir / "task");
+  ASSERT_TRUE(t) << t.error().message;
+  h.task = *t;
+  auto o = h.options("evoengineer-free", 3);
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_NE(out->winner, 0);
+  auto run = h.db->get_run(out->run_id);
+  ASSERT_TRUE(run);
+  auto fin = nlohmann::json::parse(run->final_json);
+  ASSERT_TRUE(fin.contains("winner_pytorch")) << fin.dump();
+  EXPECT_DOUBLE_EQ(fin["winner_pytorch"]["pytorch"]["eager_ms"].get<double>(), 2.0);
+  EXPECT_GT(fin["winner_pytorch"]["speedup_vs_eager"].get<double>(), 1.0);
+  // Only the re-verification asks for PyTorch times: the search never pays for them.
+  int asked = 0;
+  for (const auto& a : out->verification) asked += !a.pytorch.is_null();
+  EXPECT_EQ(asked, 1);
+  EXPECT_NE(out->verification.back().pytorch_line.find("vs PyTorch: eager"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kevo::evolve

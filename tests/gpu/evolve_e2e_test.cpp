@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
 #include "evolve/engine.h"
 #include "harness.h"  // tests/evolve: PromptServer, answer()
 #include "util/fs.h"
@@ -80,7 +84,24 @@ void run_e2e(const Variants& v) {
   o.eval.time_budget_s = 1.5;
   o.work_dir = dir / "work";
   Engine e(*task, *evaluator, **db, client->get(), nullptr, cancel);
+  // The device's own view of how busy it was: NVML's utilization (the share of time a kernel ran)
+  // sampled twice a second while the run lasts, next to the engine's evaluator-busy fraction.
+  std::atomic<bool> done{false};
+  std::vector<double> util;
+  std::thread sampler([&] {
+    while (!done) {
+      auto r = run_process({.argv = {"nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                                     "-i", "0"},
+                            .timeout = std::chrono::seconds(5)});
+      if (r && r->ok()) util.push_back(std::atof(r->out.c_str()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
   auto out = e.start(o);
+  done = true;
+  sampler.join();
+  double util_mean = 0;
+  for (double u : util) util_mean += u / static_cast<double>(util.size());
   ASSERT_TRUE(out) << out.error().message;
   auto rows = (*db)->candidates(out->run_id);
   ASSERT_TRUE(rows);
@@ -111,11 +132,11 @@ void run_e2e(const Variants& v) {
   EXPECT_NE(w->source.find(fast.substr(0, 120)), std::string::npos);
   EXPECT_FALSE(out->best_failed_held_out);
   double minutes = out->wall_s / 60;
-  std::printf("E2E %s winner %s speedup %.3f (re-timed %.3f), GPU busy %.1f%%, %.1f candidates/min "
-              "(%d candidates in %.1f s)\n",
+  std::printf("E2E %s winner %s speedup %.3f (re-timed %.3f), evaluator busy %.1f%%, GPU utilization "
+              "%.1f%% (NVML, %zu samples), %.1f candidates/min (%d candidates in %.1f s)\n",
               v.task.c_str(), w->name.c_str(), out->best_speedup, out->winner_speedup,
-              out->gpu_busy * 100, minutes > 0 ? out->candidates / minutes : 0, out->candidates,
-              out->wall_s);
+              out->gpu_busy * 100, util_mean, util.size(), minutes > 0 ? out->candidates / minutes : 0,
+              out->candidates, out->wall_s);
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ std::string bench_default_db() {
 struct BenchArgs {
   std::string suite, strategy = "kevo-default", db, out, config_file, llm_mode;
   std::vector<std::string> models;
-  int budget_candidates = 0, parallel = 0;
+  int budget_candidates = 0, parallel = 0, seeds = 3;
+  double time_budget = 0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, no_torch_time = false;
 };
@@ -87,6 +88,12 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   opts.budgets.max_candidates = opts.strategy.max_candidates;
   if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
   if (cmd->count("--seed")) opts.seed = a.seed;
+  if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
+  if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  if (opts.eval.seeds < 3)
+    std::fprintf(stderr, "kevo bench: the checker draws %d seed(s) per config during the search (a smoke "
+                         "setting; the protocol's default is 3); winners are still re-verified on held-out "
+                         "shapes with fresh inputs\n", opts.eval.seeds);
 
   std::shared_ptr<llm::ResponseCache> cache;
   std::unique_ptr<llm::Ensemble> ensemble;
@@ -220,6 +227,9 @@ void register_bench(CLI::App& app, int& exit_code) {
   cmd->add_option("-c,--config", a->config_file, "TOML file: [llm] and [evolve] tables")->check(CLI::ExistingFile);
   cmd->add_option("--llm", a->llm_mode, "LLM answers: live, cache (default) or replay");
   cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
+  cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration during the search (default 3)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--no-torch-time", a->no_torch_time,
                 "Do not time tasks' PyTorch side (eager, torch.compile, extension) for the vs-PyTorch columns");

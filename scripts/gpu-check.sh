@@ -12,9 +12,14 @@
 #   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
+# Logs go to $KEVO_LOGS (default $OUT). The device tool returns only a few files from $OUT, so a
+# device call should keep them elsewhere and send back one archive, e.g.
+#   export OUT KEVO_LOGS=/tmp/kl; mkdir -p $KEVO_LOGS; KEVO_PHASES="e2e kernels" timeout 560 \
+#     scripts/gpu-check.sh .carry > $KEVO_LOGS/check.log 2>&1; tar czf $OUT/logs.tgz -C $KEVO_LOGS .;
+#   tail -80 $KEVO_LOGS/check.log
 set -uo pipefail
 B=$(realpath "${1:-build}")
-OUT=${OUT:-/tmp/kevo-gpu-out}
+OUT=${KEVO_LOGS:-${OUT:-/tmp/kevo-gpu-out}}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}

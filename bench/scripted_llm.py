@@ -5,12 +5,14 @@
 (prompts, parsing, compile, checker, timing, selection, re-verification) with real kernels. Each
 task gets a fixed rotation of answers, by the n-th request naming that task ("Task: NAME"):
 
-  0  a known faster kernel from tests/gpu/kernels/good/ for the task, if there is one, else the
-     baseline with its tunable constants set to another value (docs: tuning.h); for a task
-     imported from bench/kernelbench/, the matching bundled baseline (a correct translation)
-  1  a kernel that writes nothing (the checker must reject it: unwritten outputs)
-  2  a kernel that does not compile (an undeclared identifier)
-  3+ the baseline with the next tunable setting, or the good kernel again with a distinct tag
+  - for a task imported from bench/kernelbench/: first the matching bundled baseline (a correct
+    translation); for a bundled task: first a known faster kernel from tests/gpu/kernels/good/,
+    if there is one
+  - a kernel that writes nothing (the checker must reject it: unwritten outputs)
+  - a kernel that does not compile (an undeclared identifier)
+  - (imported tasks) the known faster kernel, if there is one
+  - then the baseline with its `// kevo: tune` constants set to each other combination in turn
+    (or the good kernel again with a distinct tag when there are none)
 
 Usage: scripted_llm.py [--port N] [--root REPO]; prints "PORT N" once listening. Stdlib only.
 """
@@ -96,17 +98,20 @@ class Script:
         base_file = self.root / "tasks" / bundled / "baseline.cu"
         base = base_file.read_text() if base_file.exists() else NOOP
         good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(bundled, [])]
-        if task in IMPORTED and n == 0:
-            return "translation", "the direct CUDA form of the reference", base
         variants = tune_variants(base)
-        if n == 1:
-            return "noop", "skip the work entirely", NOOP
-        if n == 2:
-            return "broken", "call a helper kernel", BROKEN
-        k = 0 if n == 0 else n - 2
-        if good and k == 0:
-            return "good", "a known faster kernel", good[0]
-        idx = k - (1 if good else 0)
+        # A fixed rotation first, then the baseline's tuning variants in turn.
+        rot = []
+        if task in IMPORTED:
+            rot.append(("translation", "the direct CUDA form of the reference", base))
+        elif good:
+            rot.append(("good", "a known faster kernel", good[0]))
+        rot.append(("noop", "skip the work entirely", NOOP))
+        rot.append(("broken", "call a helper kernel", BROKEN))
+        if task in IMPORTED and good:
+            rot.append(("good", "a known faster kernel", good[0]))
+        if n < len(rot):
+            return rot[n]
+        idx = n - len(rot)
         if variants:
             assign, text = variants[idx % len(variants)]
             label = " ".join(f"{a}={b}" for a, b in assign.items())

@@ -15,7 +15,7 @@ PARTS=${BENCH_PARTS:-latency inline cv}  # a subset when a device call is short
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 now() { date +%s.%N; }
 secs() { python3 -c "print(round($2-$1,2))"; }
-phases() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["outcome"], "total", round(j["seconds"],2), "s |", ", ".join(f"{k} {v:.2f} s" for k,v in j.get("phases",{}).items()), "| compile", round(j.get("compile",{}).get("seconds",0),2), "s cached" if j.get("compile",{}).get("cache_hit") else "s")' "$1"; }
+phases() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["outcome"], "total", round(j["seconds"],2), "s |", ", ".join(f"{k} {v:.2f} s" for k,v in j.get("phases",{}).items()), "| work", ", ".join(f"{k} {v:.2f} s" for k,v in j.get("work_seconds",{}).items()), "| compile", round(j.get("compile",{}).get("seconds",0),2), "s cached" if j.get("compile",{}).get("cache_hit") else "s")' "$1"; }
 export KEVO_CACHE_DIR=$(mktemp -d)
 if part latency; then
 t0=$(now); "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-cold.json; rc=$?; t1=$(now)

@@ -204,6 +204,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     phase = name;
     t_phase = now;
   };
+  // Seconds by kind of work, summed over the whole verdict (where the phases' time goes).
+  auto timed = [&](const char* what, auto&& f) {
+    auto t0 = Clock::now();
+    auto r = f();
+    v.work[what] += std::chrono::duration<double>(Clock::now() - t0).count();
+    return r;
+  };
   auto finish = [&]() -> Verdict {
     next_phase("");
     v.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
@@ -437,12 +444,12 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     for (int s = 0; s <= opts.seeds && cc.ok; ++s) {
       bool wide = s == opts.seeds;  // the last draw comes from the wider distribution
       uint64_t seed = v.seed + 1000003ull * (&c - task.configs.data()) + static_cast<uint64_t>(s);
-      auto ins = generate_inputs(task, c, seed, wide);
+      auto ins = timed("inputs", [&] { return generate_inputs(task, c, seed, wide); });
       if (!ins) {
         v.set(Outcome::InfraError, "task", ins.error().message);
         return finish();
       }
-      auto want = oracle(c, *ins);
+      auto want = timed("oracle", [&] { return oracle(c, *ins); });
       if (!want) {
         v.set(Outcome::InfraError, "oracle", want.error().message);
         return finish();
@@ -461,13 +468,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       for (int placement = 0; placement < (s == 0 ? 2 : 1); ++placement) {
         std::string where = fmt::format("config '{}' seed {}{}{}", c.name, s, wide ? " (wide)" : "",
                                         placement ? " (moved buffers)" : "");
-        put_inputs(cand_runner->arena(), p->inputs, *ins);
+        timed("arena", [&] { return put_inputs(cand_runner->arena(), p->inputs, *ins), 0; });
         json req = base_request(task, c);
         req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size},
                     {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", placement},
                     {"placement", placement}});
         if (!inplace) req["inputs_after"] = p->inputs_after;
-        auto r = cand_runner->call(req, opts.call_timeout);
+        auto r = timed("candidate", [&] { return cand_runner->call(req, opts.call_timeout); });
         if (!r || !r->value("ok", false)) {
           classify_death(v, *cand_runner, r ? &*r : nullptr, where);
           if (v.outcome == Outcome::Pass)
@@ -481,7 +488,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
           cc.detail = v.message;
           break;
         }
-        auto outs = get_outputs(cand_runner->arena(), p->outputs);
+        auto outs = timed("arena", [&] { return get_outputs(cand_runner->arena(), p->outputs); });
         if (!inplace) {
           for (size_t i = 0; i < ins->size(); ++i)
             if (!arena_holds(cand_runner->arena(), p->inputs_after[i], (*ins)[i])) {
@@ -493,7 +500,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
           if (!cc.ok) break;
         }
         for (size_t o = 0; o < outs.size(); ++o) {
-          Comparison cmp = compare_output(outs[o], (*want)[o], tol, placement == 0);
+          Comparison cmp = timed("compare", [&] { return compare_output(outs[o], (*want)[o], tol, placement == 0); });
           cc.max_abs_err = std::max(cc.max_abs_err, cmp.max_abs_err);
           cc.max_rel_err = std::max(cc.max_rel_err, cmp.max_rel_err);
           if (!cmp.ok) {
@@ -509,7 +516,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       }
       if (cc.ok && runs.size() == 2)
         for (size_t o = 0; o < runs[0].size(); ++o) {
-          Comparison cmp = compare_runs(runs[0][o], runs[1][o], tol);
+          Comparison cmp = timed("compare", [&] { return compare_runs(runs[0][o], runs[1][o], tol); });
           if (!cmp.ok) {
             cc.ok = false;
             cc.detail = fmt::format("config '{}' seed {}: two runs on the same inputs disagree "
@@ -539,7 +546,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     }
     int nsets = in_bytes > (size_t(768) << 20) ? 2 : 3;
     for (int k = 0; k < nsets + 1; ++k) {
-      auto ins = generate_inputs(task, c, v.seed + 7777 + static_cast<uint64_t>(k), false);
+      auto ins = timed("inputs", [&] { return generate_inputs(task, c, v.seed + 7777 + static_cast<uint64_t>(k), false); });
       if (!ins) {
         v.set(Outcome::InfraError, "task", ins.error().message);
         return finish();
@@ -549,7 +556,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     std::vector<HostTensor> final_in = std::move(sets.back());
     sets.pop_back();
     if (opts.torch_time) torch_inputs = sets.front();
-    auto want = oracle(c, final_in);
+    auto want = timed("oracle", [&] { return oracle(c, final_in); });
     if (!want) {
       v.set(Outcome::InfraError, "oracle", want.error().message);
       return finish();
@@ -588,8 +595,10 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
                 {"final", jfinal}, {"outputs", jouts}, {"flush_bytes", 2 * l2 + (8 << 20)},
                 {"warmup", 3}, {"min_samples", 20}, {"max_samples", 2000},
                 {"max_seconds", opts.time_budget_s}, {"target_rel_ci", opts.target_rel_ci}});
-    auto r = cand_runner->call(req, std::chrono::milliseconds(static_cast<int64_t>(opts.time_budget_s * 1000)) +
-                                       opts.call_timeout * 4);
+    auto r = timed("timing_session", [&] {
+      return cand_runner->call(req, std::chrono::milliseconds(static_cast<int64_t>(opts.time_budget_s * 1000)) +
+                                        opts.call_timeout * 4);
+    });
     std::string where = fmt::format("timing on config '{}'", c.name);
     if (!r || !r->value("ok", false)) {
       classify_death(v, *cand_runner, r ? &*r : nullptr, where);
@@ -630,7 +639,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     auto jo = jouts["cand"];
     auto outs = get_outputs(cand_runner->arena(), jo);
     for (size_t o = 0; o < outs.size(); ++o) {
-      Comparison cmp = compare_output(outs[o], (*want)[o], tol, true);
+      Comparison cmp = timed("compare", [&] { return compare_output(outs[o], (*want)[o], tol, true); });
       if (!cmp.ok) {
         std::string d = fmt::format("{}: the output of the last timed iteration is wrong: {}",
                                     where, cmp.describe(outs[o].shape));

@@ -92,6 +92,8 @@ nlohmann::json Verdict::to_json() const {
                             {"max_rel_err", c.max_rel_err}, {"detail", c.detail}, {"seconds", c.seconds}});
   j["phases"] = nlohmann::json::object();
   for (const auto& [name, sec] : phases) j["phases"][name] = sec;
+  j["work_seconds"] = nlohmann::json::object();
+  for (const auto& [name, sec] : work) j["work_seconds"][name] = sec;
   if (timing) {
     nlohmann::json t = {{"config", timing->config}, {"candidate", summary_json(timing->candidate)},
                         {"floor_ms", timing->floor.floor_ms}, {"bound", timing->floor.bound},
@@ -161,6 +163,11 @@ std::string Verdict::to_text() const {
     std::string p;
     for (const auto& [name, sec] : phases) p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", name, sec);
     s += fmt::format("  seconds   {}\n", p);
+  }
+  if (!work.empty()) {
+    std::string w;
+    for (const auto& [name, sec] : work) w += fmt::format("{}{} {:.1f} s", w.empty() ? "" : ", ", name, sec);
+    s += fmt::format("  work      {}\n", w);
   }
   if (outcome == Outcome::Pass)
     s += fmt::format("VERDICT: PASS ({:.1f} s)\n", seconds);

@@ -1,6 +1,7 @@
 // The result of evaluating one candidate: an outcome with a reason code, and every figure behind it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ struct Verdict {
   // Where the seconds went, in order: setup (static checks, compile, runner and oracle start),
   // correctness, timing, sanitize, pytorch (only the phases that ran).
   std::vector<std::pair<std::string, double>> phases;
+  // Seconds by kind of work across the phases: inputs (generation), oracle (reference outputs),
+  // arena (copies between the checker and the runner's shared memory), candidate (its runs),
+  // compare, timing_session (the runner's timed loop).
+  std::map<std::string, double> work;
 
   void set(Outcome o, std::string reason_code, std::string msg) {
     if (outcome != Outcome::Pass) return;  // the first failure is the verdict

@@ -68,6 +68,9 @@ TEST_P(FakeRunner, Verdict) {
     EXPECT_NEAR(sum, v.seconds, 0.05);
     for (const auto& cc : v.configs) EXPECT_GT(cc.seconds, 0) << cc.config;
     EXPECT_NE(v.to_text().find("seconds   setup"), std::string::npos) << v.to_text();
+    for (const char* w : {"inputs", "oracle", "arena", "candidate", "compare", "timing_session"})
+      EXPECT_TRUE(v.work.count(w)) << w << "\n" << v.to_text();
+    EXPECT_TRUE(v.to_json()["work_seconds"].contains("oracle"));
   } else {
     ASSERT_FALSE(v.phases.empty());  // a failed verdict still says where its time went
     EXPECT_EQ(v.phases.front().first, "setup");

@@ -111,6 +111,10 @@ void run_e2e(const Variants& v) {
     auto vj = nlohmann::json::parse(r.verdict_json.empty() ? "{}" : r.verdict_json, nullptr, false);
     if (!vj.is_discarded() && vj.contains("phases"))
       for (const auto& [k, sec] : vj["phases"].items()) phases += fmt::format(" {} {:.1f}s", k, sec.get<double>());
+    if (!vj.is_discarded() && vj.contains("work_seconds")) {
+      phases += " | work";
+      for (const auto& [k, sec] : vj["work_seconds"].items()) phases += fmt::format(" {} {:.1f}s", k, sec.get<double>());
+    }
     std::printf("E2E %s cand %d %-8s %s [%s] speedup %.3f |%s\n", v.task.c_str(), r.seq, r.name.c_str(),
                 r.outcome.c_str(), r.reason.c_str(), r.speedup, phases.c_str());
     if (r.name == "cached") {

@@ -57,21 +57,36 @@ Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int6
     lo = *l, hi = *h;
   }
   void* data = t.bytes.data();
+  if (in.dist == Dist::Normal || in.dist == Dist::LogNormal) {
+    // Box-Muller: elements 2j and 2j+1 share one pair of uniforms (keys base + 2j, base + 2j + 1)
+    // and take its cosine and sine: one log and one sqrt per two values. Each element depends
+    // only on its index, so any split into chunks gives the same tensor.
+    double scale = in.b * (w ? (in.dist == Dist::Normal ? 8 : 2) : 1);
+    auto put = [&](int64_t i, double z) {
+      double v = in.dist == Dist::Normal ? in.a + scale * z : std::exp(in.a + scale * z);
+      store_from_double(data, spec.dtype, static_cast<size_t>(i), v);
+    };
+    parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e;) {
+        uint64_t k = base + 2 * static_cast<uint64_t>(i / 2);
+        double r = std::sqrt(-2 * std::log(unit(k))), a = 2 * M_PI * unit(k + 1);
+        if (i % 2 == 0) {
+          put(i, r * std::cos(a));
+          if (i + 1 < e) put(i + 1, r * std::sin(a));
+          i += 2;
+        } else {
+          put(i, r * std::sin(a));
+          i += 1;
+        }
+      }
+    });
+    return t;
+  }
   parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       uint64_t k = base + 2 * static_cast<uint64_t>(i);
       double u = unit(k), v;
       switch (in.dist) {
-        case Dist::Normal: {
-          double z = std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * unit(k + 1));
-          v = in.a + in.b * (w ? 8 : 1) * z;
-          break;
-        }
-        case Dist::LogNormal: {
-          double z = std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * unit(k + 1));
-          v = std::exp(in.a + in.b * (w ? 2 : 1) * z);
-          break;
-        }
         case Dist::Uniform: {
           double c = (in.a + in.b) / 2, h = (in.b - in.a) / 2 * (w ? 8 : 1);
           v = c - h + 2 * h * u;

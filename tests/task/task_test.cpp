@@ -178,3 +178,35 @@ TEST(Generate, DeterministicAndDistributed) {
   // The int input is not widened.
   EXPECT_EQ((*a)[1].bytes, (*w)[1].bytes);
 }
+
+// Normal values come in Box-Muller pairs (cosine, sine of one draw). Element i must depend on i
+// alone: a small tensor (generated serially) is a prefix of a large one (generated in parallel
+// chunks that start at odd and even indices), and the pairs are uncorrelated.
+TEST(Generate, NormalPairsDependOnTheIndexOnly) {
+  TensorSpec spec;
+  spec.name = "x";
+  spec.dtype = DType::F32;
+  spec.init.dist = Dist::Normal;
+  spec.init.a = 1.0;
+  spec.init.b = 3.0;
+  auto small = generate_input(spec, {1001}, {}, 9, false);
+  auto large = generate_input(spec, {3000017}, {}, 9, false);
+  ASSERT_TRUE(small && large);
+  for (int64_t i = 0; i < 1001; ++i) ASSERT_EQ(small->at(i), large->at(i)) << i;
+  double s = 0, s2 = 0, cross = 0;
+  int64_t n = large->numel();
+  for (int64_t i = 0; i < n; ++i) s += large->at(i), s2 += large->at(i) * large->at(i);
+  double m = s / n, sd = std::sqrt(s2 / n - m * m);
+  for (int64_t i = 0; i + 1 < n; i += 2) cross += (large->at(i) - m) * (large->at(i + 1) - m);
+  EXPECT_NEAR(m, 1.0, 0.01);
+  EXPECT_NEAR(sd, 3.0, 0.01);
+  EXPECT_NEAR(cross / (n / 2) / (sd * sd), 0.0, 0.01);  // within a pair: uncorrelated
+  spec.init.dist = Dist::LogNormal;
+  spec.init.a = 0.0;
+  spec.init.b = 0.5;
+  auto ln = generate_input(spec, {1000000}, {}, 3, false);
+  ASSERT_TRUE(ln);
+  double ls = 0;
+  for (int64_t i = 0; i < ln->numel(); ++i) ls += std::log(ln->at(i));
+  EXPECT_NEAR(ls / ln->numel(), 0.0, 0.01);
+}

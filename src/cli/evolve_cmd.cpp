@@ -501,6 +501,18 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
                   at.value("speedup", 0.0) > 0 ? fmt::format("  re-timed {:.3f}x", at.value("speedup", 0.0)).c_str() : "");
     if (f.value("best_failed_held_out", false)) std::printf("  the best candidate FAILED held-out verification\n");
   }
+  if (f.contains("winner_pytorch") && f["winner_pytorch"].contains("pytorch")) {
+    const auto& w = f["winner_pytorch"];
+    const auto& pt = w["pytorch"];
+    std::string line;
+    for (const auto& [mode, label] : {std::pair{"eager", "eager"}, {"compile", "torch.compile"}, {"extension", "extension"}}) {
+      std::string ms = std::string(mode) + "_ms", sp = std::string("speedup_vs_") + mode;
+      if (!pt.contains(ms) || !pt[ms].is_number()) continue;
+      line += fmt::format("{}{} {:.4f} ms", line.empty() ? "" : ", ", label, pt[ms].get<double>());
+      if (w.contains(sp) && w[sp].is_number()) line += fmt::format(" (winner {:.2f}x)", w[sp].get<double>());
+    }
+    if (!line.empty()) std::printf("the winner vs PyTorch (same GPU, same inputs): %s\n", line.c_str());
+  }
   int64_t shown = f.value("winner", int64_t{0});
   if (!shown) shown = r->best_candidate;
   if (shown) {

@@ -11,6 +11,7 @@
 #   bench      bench/run.sh: eval latency cold/cached vs torch load_inline, median CV
 #   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
+# KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
 # Logs go to $KEVO_LOGS (default $OUT). The device tool returns only a few files from $OUT, so a
 # device call should keep them elsewhere and send back one archive, e.g.
@@ -73,7 +74,7 @@ if has kernels; then
 fi
 if has e2e; then
   stamp e2e
-  "$B/tests/gpu/evolve_e2e_test" --gtest_color=no > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
+  "$B/tests/gpu/evolve_e2e_test" --gtest_color=no --gtest_filter="${KEVO_E2E_FILTER:-*}" > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
   grep -hE "^E2E|^\[  (FAILED|PASSED) " "$OUT/evolve-e2e.txt"
 fi
 if has bench; then

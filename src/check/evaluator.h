@@ -34,6 +34,11 @@ struct EvalOptions {
   // CUDA). Only for a passing candidate of a task with a torch_reference.
   bool torch_time = false;
   std::string torch_device = "cuda";  // "cpu": perf_counter timing (tests)
+  // When the oracle is the task's baseline (the usual case), inputs are drawn on the GPU by both
+  // runners and outputs compared there (the oracle's runner opens the candidate's buffers through
+  // CUDA IPC). false: the host path (inputs drawn by the checker, outputs copied back and compared
+  // on the CPU), for machines where CUDA IPC is unavailable.
+  bool device_data = true;
   std::filesystem::path cache_dir;  // default: kevo::cache_dir()
 };
 

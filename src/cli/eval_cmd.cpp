@@ -17,7 +17,7 @@ void register_eval(CLI::App& app, int& exit_code) {
   struct Args {
     std::string task, candidate;
     bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
-    bool sanitize = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
+    bool sanitize = false, host_data = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
     int seeds = 3;
     uint64_t seed = 0;
     std::string arch;
@@ -34,6 +34,8 @@ void register_eval(CLI::App& app, int& exit_code) {
                 "Do not time the task's PyTorch side (eager, torch.compile, its extension) after kevo's timing");
   cmd->add_flag("--visible-only", a->visible_only, "Skip held-out configurations");
   cmd->add_flag("--held-out-only", a->held_out_only, "Check only the held-out configurations");
+  cmd->add_flag("--host-data", a->host_data,
+                "Draw inputs and compare outputs on the CPU even when the oracle is the baseline (default: on the GPU)");
   cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
   cmd->add_flag("--no-static-gate", a->no_static_gate,
                 "Report unsafe static findings but keep going (to test the runtime defences)");
@@ -63,6 +65,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.visible_only = a->visible_only;
     o.held_out_only = a->held_out_only;
     o.sanitize = a->sanitize;
+    o.device_data = !a->host_data;
     o.static_gate = !a->no_static_gate;
     o.seeds = a->seeds;
     if (cmd->count("--seed")) o.seed = a->seed;

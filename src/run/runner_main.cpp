@@ -4,6 +4,7 @@
 // what the candidate wrote, and the checker decides.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <kevo/kernel.h>
 
 #include "run/channel.h"
+#include "run/device_data.h"
 #include "run/interpose.h"
 
 namespace {
@@ -52,6 +54,15 @@ int count_threads() {
   return n;
 }
 
+// CPU time of this thread. The runner waits for the device by spinning (cudaDeviceScheduleSpin),
+// so a device-wide wait that burns little CPU time was the host being descheduled (a loaded
+// machine), not the device being busy with hidden work.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -73,6 +84,7 @@ class Runner {
     if (cmd == "load") return load(req);
     if (cmd == "run") return run(req);
     if (cmd == "time") return time(req);
+    if (cmd == "compare") return compare(req);
     if (cmd == "bandwidth") return bandwidth(req);
     if (cmd == "probe") return probe(req);
     return {{"ok", false}, {"error", "unknown command '" + cmd + "'"}};
@@ -81,6 +93,7 @@ class Runner {
  private:
   void init() {
     if (stream_) return;
+    CUDA_OR_FATAL(cudaSetDeviceFlags(cudaDeviceScheduleSpin));  // see thread_cpu_ms
     CUDA_OR_FATAL(cudaFree(nullptr));
     // Non-blocking: work a candidate puts on the legacy default stream does not serialize with
     // ours, so it shows up in the host-clock cross-check instead of being silently absorbed.
@@ -167,6 +180,114 @@ class Runner {
     return t;
   }
 
+  // An input's contents: drawn on the GPU from its "gen" spec (task/draw.h), or copied from the
+  // arena where the checker put it.
+  void materialize(const json& d, void* p) {
+    size_t n = d.at("nbytes");
+    if (d.contains("gen")) {
+      const json& g = d["gen"];
+      kevo::DrawSpec ds;
+      ds.kind = g.at("kind");
+      ds.a = g.at("a");
+      ds.b = g.at("b");
+      ds.lo = g.value("lo", int64_t(0));
+      ds.hi = g.value("hi", int64_t(1));
+      ds.base = g.at("base");
+      int64_t numel = 1;
+      for (const auto& x : d.at("shape")) numel *= x.get<int64_t>();
+      CUDA_OR_FATAL(kevo::dev::fill(p, d.at("dtype").get<int>(), numel, ds, stream_));
+      CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
+      return;
+    }
+    CUDA_OR_FATAL(cudaMemcpy(p, arena_.data() + d.at("offset").get<size_t>(), n, cudaMemcpyHostToDevice));
+  }
+
+  // CUDA IPC handles travel as hex: the oracle's runner opens the candidate's buffers to compare
+  // them where they lie (it only reads them; nothing of the oracle's is ever exported).
+  static std::string export_ipc(void* p) {
+    cudaIpcMemHandle_t h;
+    CUDA_OR_FATAL(cudaIpcGetMemHandle(&h, p));
+    static const char* hx = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < sizeof h.reserved; ++i) {
+      auto c = static_cast<unsigned char>(h.reserved[i]);
+      s += hx[c >> 4];
+      s += hx[c & 15];
+    }
+    return s;
+  }
+
+  struct Opened {
+    void* ptr = nullptr;
+    explicit Opened(const std::string& hex) {
+      cudaIpcMemHandle_t h{};
+      if (hex.size() != 2 * sizeof h.reserved) throw Fatal{"bad IPC handle"};
+      for (size_t i = 0; i < sizeof h.reserved; ++i)
+        h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+      CUDA_OR_FATAL(cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess));
+    }
+    ~Opened() {
+      if (ptr) cudaIpcCloseMemHandle(ptr);
+    }
+    Opened(const Opened&) = delete;
+    Opened& operator=(const Opened&) = delete;
+  };
+
+  // compare: the candidate's outputs (IPC handles) against this process's buffers "ref" (the
+  // oracle's outputs), optionally also against a snapshot of an earlier run ("runs_ref") and
+  // keeping a snapshot ("snapshot"); the candidate's inputs byte for byte against "ref".
+  json compare(const json& req) {
+    init();
+    double atol = req.at("atol"), rtol = req.at("rtol");
+    // JSON has no NaN/Inf: such a value (a poisoned element, say) travels as its name.
+    auto num = [](double x) -> json {
+      if (std::isfinite(x)) return x;
+      return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf";
+    };
+    auto result = [&](const kevo::dev::CompareResult& c) {
+      return json{{"count", c.count},           {"mismatches", c.mismatches},       {"unwritten", c.unwritten},
+                  {"nonfinite", c.nonfinite},   {"first_bad", c.first_bad},         {"first_got", num(c.first_got)},
+                  {"first_want", num(c.first_want)}, {"max_abs_err", num(c.max_abs_err)},
+                  {"max_rel_err", num(c.max_rel_err)}};
+    };
+    auto ref = [&](const std::string& key, size_t bytes) -> void* {
+      auto it = bufs_.find(key);
+      if (it == bufs_.end() || !it->second.ptr || it->second.bytes != bytes)
+        throw Fatal{"compare: no reference buffer '" + key + "' of " + std::to_string(bytes) + " bytes"};
+      return it->second.ptr;
+    };
+    json outs = json::array(), ins = json::array();
+    for (const auto& d : req.value("outputs", json::array())) {
+      Opened got(d.at("ipc").get<std::string>());
+      int dt = d.at("dtype"), rdt = d.value("ref_dtype", dt);
+      int64_t n = d.at("numel");
+      size_t nbytes = d.at("nbytes");
+      kevo::dev::CompareResult c, cr;
+      CUDA_OR_FATAL(kevo::dev::compare(got.ptr, dt, ref(d.at("ref"), d.at("ref_nbytes")), rdt, n, atol, rtol,
+                                       d.value("check_poison", true), stream_, &c));
+      json o = {{"cmp", result(c)}};
+      if (d.contains("runs_ref")) {
+        CUDA_OR_FATAL(kevo::dev::compare(got.ptr, dt, ref(d["runs_ref"], nbytes), dt, n, atol, rtol, false,
+                                         stream_, &cr));
+        o["runs"] = result(cr);
+      }
+      if (d.contains("snapshot")) {
+        void* snap = buffer(d["snapshot"], nbytes, false);
+        CUDA_OR_FATAL(cudaMemcpyAsync(snap, got.ptr, nbytes, cudaMemcpyDeviceToDevice, stream_));
+        CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
+      }
+      outs.push_back(o);
+    }
+    for (const auto& d : req.value("inputs", json::array())) {
+      Opened got(d.at("ipc").get<std::string>());
+      size_t nbytes = d.at("nbytes");
+      uint64_t diff = 0;
+      CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got.ptr, ref(d.at("ref"), nbytes), nbytes, stream_, &diff));
+      ins.push_back({{"differing_bytes", diff}});
+    }
+    return {{"ok", true}, {"outputs", outs}, {"inputs", ins}};
+  }
+
   Status_ check_arena(const json& req) {
     size_t need = req.at("arena_size").get<size_t>();
     auto st = arena_.map(need);
@@ -176,7 +297,7 @@ class Runner {
 
   struct Call {
     int rc = 0;
-    double span_ms = 0, wall_ms = 0, after_stream_ms = 0;
+    double span_ms = 0, wall_ms = 0, after_stream_ms = 0, after_stream_cpu_ms = 0;
     int threads_before = 0, threads_after = 0;
     std::string launch_error;
   };
@@ -194,6 +315,7 @@ class Runner {
     CUDA_OR_FATAL(cudaEventRecord(ev1_, stream_));
     CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
     auto t_stream = Clock::now();
+    double cpu0 = thread_cpu_ms();
     float span = 0;
     CUDA_OR_FATAL(cudaEventElapsedTime(&span, ev0_, ev1_));
     // Device-wide: anything the candidate left running elsewhere finishes before this returns.
@@ -202,6 +324,7 @@ class Runner {
     CUDA_OR_FATAL(cudaDeviceSynchronize());
     c.wall_ms = ms_since(t0);
     c.after_stream_ms = ms_since(t_stream);
+    c.after_stream_cpu_ms = thread_cpu_ms() - cpu0;
     c.span_ms = span;
     c.threads_after = count_threads();
     return c;
@@ -249,7 +372,7 @@ class Runner {
     for (const auto& d : req.at("inputs")) {
       size_t n = d.at("nbytes");
       void* p = buffer(pfx + "in/" + d.at("name").get<std::string>(), n, fresh);
-      CUDA_OR_FATAL(cudaMemcpy(p, arena_.data() + d.at("offset").get<size_t>(), n, cudaMemcpyHostToDevice));
+      materialize(d, p);
       ins.push_back(to_tensor(d, p));
     }
     for (const auto& d : req.at("outputs")) {
@@ -266,6 +389,22 @@ class Runner {
     std::vector<int64_t> dims;
     kevo_args a = make_args(req, ins, outs, scalars, dims, ws, wsb);
     Call c = call_once(it->second, a);
+    json reply = {{"ok", true},           {"rc", c.rc},
+                  {"span_ms", c.span_ms}, {"wall_ms", c.wall_ms}, {"after_stream_ms", c.after_stream_ms},
+                  {"after_stream_cpu_ms", c.after_stream_cpu_ms},
+                  {"threads_before", c.threads_before}, {"threads_after", c.threads_after},
+                  {"launch_error", c.launch_error},     {"violations", violations_json()}};
+    // Device data: outputs stay on the GPU for the oracle's runner to compare (through IPC).
+    if (req.value("keep", false)) {
+      if (req.value("export", false)) {
+        json oi = json::array(), ii = json::array();
+        for (auto& t : outs) oi.push_back(export_ipc(t.data));
+        for (auto& t : ins) ii.push_back(export_ipc(t.data));
+        reply["outputs_ipc"] = oi;
+        reply["inputs_ipc"] = ii;
+      }
+      return reply;
+    }
     size_t k = 0;
     for (const auto& d : req.at("outputs"))
       CUDA_OR_FATAL(cudaMemcpy(arena_.data() + d.at("offset").get<size_t>(), outs[k++].data,
@@ -276,10 +415,7 @@ class Runner {
         CUDA_OR_FATAL(cudaMemcpy(arena_.data() + d.at("offset").get<size_t>(), ins[k++].data,
                                  d.at("nbytes").get<size_t>(), cudaMemcpyDeviceToHost));
     }
-    return {{"ok", true},           {"rc", c.rc},
-            {"span_ms", c.span_ms}, {"wall_ms", c.wall_ms}, {"after_stream_ms", c.after_stream_ms},
-            {"threads_before", c.threads_before}, {"threads_after", c.threads_after},
-            {"launch_error", c.launch_error},     {"violations", violations_json()}};
+    return reply;
   }
 
   // Relative half-width of a ~95% confidence interval of the median (order statistics).
@@ -308,7 +444,7 @@ class Runner {
       for (const auto& d : sets[si]) {
         size_t n = d.at("nbytes");
         void* p = buffer("time/set" + std::to_string(si) + "/" + d.at("name").get<std::string>(), n, false);
-        CUDA_OR_FATAL(cudaMemcpy(p, arena_.data() + d.at("offset").get<size_t>(), n, cudaMemcpyHostToDevice));
+        materialize(d, p);
         ts.push_back(to_tensor(d, p));
       }
       set_tensors.push_back(std::move(ts));
@@ -382,8 +518,9 @@ class Runner {
       CUDA_OR_FATAL(cudaEventRecord(b1, stream_));
       CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
       auto t_stream = Clock::now();
+      double cpu0 = thread_cpu_ms();
       CUDA_OR_FATAL(cudaDeviceSynchronize());
-      double after_stream = ms_since(t_stream);
+      double after_stream = ms_since(t_stream), after_stream_cpu = thread_cpu_ms() - cpu0;
       double wall = ms_since(host0);
       float span = 0;
       CUDA_OR_FATAL(cudaEventElapsedTime(&span, b0, b1));
@@ -394,6 +531,7 @@ class Runner {
       }
       max_threads_seen = std::max(max_threads_seen, count_threads());
       batches.push_back({{"wall_ms", wall}, {"span_ms", span}, {"after_stream_ms", after_stream},
+                         {"after_stream_cpu_ms", after_stream_cpu},
                          {"calls", marks.size()}});
       size_t n = samples[slots[0]].size();
       bool stable = true;
@@ -403,14 +541,11 @@ class Runner {
     }
     // The last timed iteration runs on fresh values placed in set 0's buffers (same pointers as
     // before, new contents); its outputs go back for validation.
-    json final_ms = json::object();
+    json final_ms = json::object(), final_ipc = json::object();
+    bool keep = req.value("keep", false);
     {
       size_t k = 0;
-      for (const auto& d : req.at("final")) {
-        CUDA_OR_FATAL(cudaMemcpy(set_tensors[0][k].data, arena_.data() + d.at("offset").get<size_t>(),
-                                 d.at("nbytes").get<size_t>(), cudaMemcpyHostToDevice));
-        ++k;
-      }
+      for (const auto& d : req.at("final")) materialize(d, set_tensors[0][k++].data);
       for (auto& s : slots) {
         size_t j0 = 0;
         for (const auto& d : req.at("outputs").at(s))
@@ -422,6 +557,12 @@ class Runner {
         CUDA_OR_FATAL(cudaEventElapsedTime(&ms, evs[0], evs[1]));
         final_ms[s] = ms;
         size_t j = 0;
+        if (keep) {
+          json h = json::array();
+          for (auto& t : outs[s]) h.push_back(export_ipc(t.data));
+          final_ipc[s] = h;
+          continue;
+        }
         for (const auto& d : req.at("outputs").at(s))
           CUDA_OR_FATAL(cudaMemcpy(arena_.data() + d.at("offset").get<size_t>(), outs[s][j++].data,
                                    d.at("nbytes").get<size_t>(), cudaMemcpyDeviceToHost));
@@ -434,6 +575,7 @@ class Runner {
             {"samples", sj},
             {"batches", batches},
             {"final_ms", final_ms},
+            {"final_ipc", final_ipc},
             {"rc", rcs},
             {"threads_before", thread_baseline},
             {"threads_max", max_threads_seen},

@@ -3,22 +3,10 @@
 #include <cmath>
 #include <thread>
 
+#include "task/draw.h"
 #include "util/hash.h"
 
 namespace kevo {
-namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Uniform in (0, 1), never exactly 0 or 1 (logs below must stay finite).
-double unit(uint64_t key) { return (static_cast<double>(splitmix64(key) >> 11) + 0.5) * 0x1p-53; }
-
-}  // namespace
 
 HostTensor make_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape) {
   HostTensor t;
@@ -42,34 +30,64 @@ void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn)
   for (auto& t : pool) t.join();
 }
 
+Result<DrawSpec> draw_spec(const TensorSpec& spec, const DimValues& dims, uint64_t seed, bool wide) {
+  const InitSpec& in = spec.init;
+  bool w = wide && in.wide;
+  DrawSpec d;
+  d.base = draw_mix(seed ^ fnv1a64(spec.name.data(), spec.name.size()));
+  d.a = in.a;
+  d.b = in.b;
+  switch (in.dist) {
+    case Dist::Normal:
+      d.kind = kDrawNormal;
+      d.b = in.b * (w ? 8 : 1);
+      break;
+    case Dist::LogNormal:
+      d.kind = kDrawLogNormal;
+      d.b = in.b * (w ? 2 : 1);
+      break;
+    case Dist::Uniform:
+      d.kind = kDrawUniform;
+      d.a = (in.a + in.b) / 2;
+      d.b = (in.b - in.a) / 2 * (w ? 8 : 1);
+      break;
+    case Dist::Laplace:
+      d.kind = kDrawLaplace;
+      d.b = in.b * (w ? 8 : 1);
+      break;
+    case Dist::Exponential:
+      d.kind = kDrawExponential;
+      d.a = in.a / (w ? 8 : 1);
+      break;
+    case Dist::Int: {
+      d.kind = kDrawInt;
+      auto l = eval_int_expr(in.low_expr, dims);
+      auto h = eval_int_expr(in.high_expr, dims);
+      if (!l) return l.unexpected();
+      if (!h) return h.unexpected();
+      if (*h <= *l) return fail("input '{}': int range [{}, {}) is empty", spec.name, *l, *h);
+      d.lo = *l, d.hi = *h;
+      break;
+    }
+  }
+  return d;
+}
+
 Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int64_t>& shape,
                                   const DimValues& dims, uint64_t seed, bool wide) {
   HostTensor t = make_tensor(spec.name, spec.dtype, shape);
-  const InitSpec& in = spec.init;
-  bool w = wide && in.wide;
-  uint64_t base = splitmix64(seed ^ fnv1a64(spec.name.data(), spec.name.size()));
-  int64_t lo = 0, hi = 0;
-  if (in.dist == Dist::Int) {
-    auto l = eval_int_expr(in.low_expr, dims);
-    auto h = eval_int_expr(in.high_expr, dims);
-    if (!l) return l.unexpected();
-    if (!h) return h.unexpected();
-    lo = *l, hi = *h;
-  }
+  auto ds = draw_spec(spec, dims, seed, wide);
+  if (!ds) return ds.unexpected();
+  const DrawSpec d = *ds;
   void* data = t.bytes.data();
-  if (in.dist == Dist::Normal || in.dist == Dist::LogNormal) {
-    // Box-Muller: elements 2j and 2j+1 share one pair of uniforms (keys base + 2j, base + 2j + 1)
-    // and take its cosine and sine: one log and one sqrt per two values. Each element depends
-    // only on its index, so any split into chunks gives the same tensor.
-    double scale = in.b * (w ? (in.dist == Dist::Normal ? 8 : 2) : 1);
-    auto put = [&](int64_t i, double z) {
-      double v = in.dist == Dist::Normal ? in.a + scale * z : std::exp(in.a + scale * z);
-      store_from_double(data, spec.dtype, static_cast<size_t>(i), v);
-    };
+  if (d.kind == kDrawNormal || d.kind == kDrawLogNormal) {
+    // Box-Muller pairs (draw.h): one log and one sqrt per two values on the host. Each element
+    // depends only on its index, so any split into chunks gives the same tensor.
+    auto put = [&](int64_t i, double z) { store_from_double(data, spec.dtype, static_cast<size_t>(i), draw_from_gauss(d, z)); };
     parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e;) {
-        uint64_t k = base + 2 * static_cast<uint64_t>(i / 2);
-        double r = std::sqrt(-2 * std::log(unit(k))), a = 2 * M_PI * unit(k + 1);
+        uint64_t k = d.base + 2 * static_cast<uint64_t>(i / 2);
+        double r = std::sqrt(-2 * std::log(draw_unit(k))), a = 2 * M_PI * draw_unit(k + 1);
         if (i % 2 == 0) {
           put(i, r * std::cos(a));
           if (i + 1 < e) put(i + 1, r * std::sin(a));
@@ -83,32 +101,7 @@ Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int6
     return t;
   }
   parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      uint64_t k = base + 2 * static_cast<uint64_t>(i);
-      double u = unit(k), v;
-      switch (in.dist) {
-        case Dist::Uniform: {
-          double c = (in.a + in.b) / 2, h = (in.b - in.a) / 2 * (w ? 8 : 1);
-          v = c - h + 2 * h * u;
-          break;
-        }
-        case Dist::Laplace: {
-          double x = u - 0.5;
-          v = in.a - in.b * (w ? 8 : 1) * (x < 0 ? -1 : 1) * std::log(1 - 2 * std::fabs(x));
-          break;
-        }
-        case Dist::Exponential:
-          v = -std::log(u) / (in.a / (w ? 8 : 1));
-          break;
-        case Dist::Int:
-          v = static_cast<double>(lo + static_cast<int64_t>(splitmix64(k) %
-                                                           static_cast<uint64_t>(hi - lo)));
-          break;
-        default:
-          v = 0;
-      }
-      store_from_double(data, spec.dtype, static_cast<size_t>(i), v);
-    }
+    for (int64_t i = b; i < e; ++i) store_from_double(data, spec.dtype, static_cast<size_t>(i), draw_value(d, i));
   });
   return t;
 }

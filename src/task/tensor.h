@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "task/draw.h"
 #include "task/task.h"
 
 namespace kevo {
@@ -31,6 +32,10 @@ HostTensor make_tensor(const std::string& name, DType dtype, std::vector<int64_t
 // `wide` selects the widened distribution (docs/TASK_FORMAT.md).
 Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int64_t>& shape,
                                   const DimValues& dims, uint64_t seed, bool wide);
+
+// The formula's parameters for one tensor and draw (draw.h): what the host generator uses, and
+// what the checker sends kevo-runner so it can fill the buffer on the GPU itself.
+Result<DrawSpec> draw_spec(const TensorSpec& spec, const DimValues& dims, uint64_t seed, bool wide);
 
 // All inputs of a task for one config and seed.
 Result<std::vector<HostTensor>> generate_inputs(const Task& task, const Config& c, uint64_t seed,

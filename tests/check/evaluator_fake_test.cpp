@@ -68,12 +68,25 @@ TEST_P(FakeRunner, Verdict) {
     EXPECT_NEAR(sum, v.seconds, 0.05);
     for (const auto& cc : v.configs) EXPECT_GT(cc.seconds, 0) << cc.config;
     EXPECT_NE(v.to_text().find("seconds   setup"), std::string::npos) << v.to_text();
-    for (const char* w : {"inputs", "oracle", "arena", "candidate", "compare", "timing_session"})
+    // Device data (the default): inputs drawn and outputs compared by the runners.
+    for (const char* w : {"oracle", "candidate", "compare", "timing_session"})
       EXPECT_TRUE(v.work.count(w)) << w << "\n" << v.to_text();
+    EXPECT_FALSE(v.work.count("arena")) << v.to_text();
     EXPECT_TRUE(v.to_json()["work_seconds"].contains("oracle"));
+    // The host path reaches the same verdict, with the checker drawing and comparing.
+    o.device_data = false;
+    Verdict h = evaluate(*task, o);
+    EXPECT_EQ(h.outcome, Outcome::Pass) << h.to_text();
+    for (const char* w : {"inputs", "oracle", "arena", "candidate", "compare", "timing_session"})
+      EXPECT_TRUE(h.work.count(w)) << w << "\n" << h.to_text();
   } else {
     ASSERT_FALSE(v.phases.empty());  // a failed verdict still says where its time went
     EXPECT_EQ(v.phases.front().first, "setup");
+    // The host data path (the checker draws inputs and compares) decides the same way.
+    o.device_data = false;
+    Verdict h = evaluate(*task, o);
+    EXPECT_EQ(outcome_name(h.outcome), std::string(outcome_name(c.outcome))) << h.to_text();
+    EXPECT_NE(h.reason.find(c.reason), std::string::npos) << h.to_text();
   }
 }
 

@@ -98,7 +98,7 @@ TEST_P(Baseline, PassesAgainstCpuReference) {
   // configs dominates the run time, and the baseline is trusted code being validated, not a
   // candidate.
   json j = eval({(kSrc / "tasks" / GetParam()).string(), "--baseline", "--seeds", "1"}, &raw);
-  EXPECT_EQ(j.value("outcome", ""), "pass") << raw;
+  EXPECT_EQ(j.value("outcome", ""), "pass") << j.value("message", "") << "\n" << raw;
   if (j.contains("timing")) {
     double ms = j["timing"]["candidate"]["median_ms"];
     RecordProperty("baseline_ms", std::to_string(ms));

@@ -2,12 +2,100 @@
 """A CPU stand-in for kevo-runner, speaking its protocol (fds 3 arena, 4 requests, 5 replies), so
 the checker's decisions can be tested without a GPU. It computes y = 2x for the scale2 task. Each
 loaded library behaves as its embedded marker string says ("fake-runner: BEHAVIOUR")."""
-import json, mmap, os, re, signal, struct, sys, time
+import array, json, math, mmap, os, re, signal, struct, sys, tempfile, time
 
 req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
 slots = {}      # slot -> behaviour
 calls = {}      # slot -> number of run calls
 state = {}      # slot -> data remembered between calls (for the cache hack)
+
+
+bufs = {}      # "device" buffers of the device-data protocol: key -> array('f')
+M64 = (1 << 64) - 1
+
+
+def mix(x):
+    x = (x + 0x9e3779b97f4a7c15) & M64
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & M64
+    return x ^ (x >> 31)
+
+
+def unit(k):
+    return ((mix(k & M64) >> 11) + 0.5) * 2.0 ** -53
+
+
+def draw(g, n):
+    """task/draw.h's draw_value, element for element (f32 tensors only)."""
+    out = array.array('f', bytes(4 * n))
+    kind, a, b, base = g['kind'], g['a'], g['b'], g['base']
+    for i in range(n):
+        if kind in (0, 4):
+            k = base + 2 * (i // 2)
+            r, t = math.sqrt(-2 * math.log(unit(k))), 2 * math.pi * unit(k + 1)
+            z = r * math.cos(t) if i % 2 == 0 else r * math.sin(t)
+            v = a + b * z if kind == 0 else math.exp(a + b * z)
+        else:
+            u = unit(base + 2 * i)
+            if kind == 1:
+                v = a - b + 2 * b * u
+            elif kind == 2:
+                x = u - 0.5
+                v = a - b * (-1 if x < 0 else 1) * math.log(1 - 2 * abs(x))
+            elif kind == 3:
+                v = -math.log(u) / a
+            else:
+                v = g['lo'] + mix((base + 2 * i) & M64) % (g['hi'] - g['lo'])
+        out[i] = v
+    return out
+
+
+def export(key):
+    """A stand-in for a CUDA IPC handle: the buffer's bytes in a file the other process reads."""
+    fd, path = tempfile.mkstemp(prefix='kevo-fake-ipc-')
+    os.write(fd, bufs[key].tobytes())
+    os.close(fd)
+    return path
+
+
+def opened(handle):
+    a = array.array('f')
+    a.frombytes(open(handle, 'rb').read())
+    return a
+
+
+def compare(got, want, atol, rtol, check_poison):
+    """check/compare.cpp's semantics."""
+    fin = [w for w in want if math.isfinite(w)]
+    scale = max(1.0, math.sqrt(sum(w * w for w in fin) / len(fin)) if fin else 1.0)
+    at = atol * scale
+    raw = got.tobytes()
+    c = {'count': len(got), 'mismatches': 0, 'unwritten': 0, 'nonfinite': 0, 'first_bad': -1,
+         'first_got': 0.0, 'first_want': 0.0, 'max_abs_err': 0.0, 'max_rel_err': 0.0}
+    for i, (g, w) in enumerate(zip(got, want)):
+        poison = raw[4 * i:4 * i + 4] == b'\xff' * 4
+        bad = False
+        if not math.isfinite(w):
+            bad = not (math.isnan(g) if math.isnan(w) else g == w)
+        elif not math.isfinite(g):
+            bad = True
+            c['unwritten' if check_poison and poison else 'nonfinite'] += 1
+        else:
+            err = abs(g - w)
+            c['max_abs_err'] = max(c['max_abs_err'], err)
+            if err > 0:
+                c['max_rel_err'] = max(c['max_rel_err'], err / max(abs(w), 1e-30))
+            bad = err > at + rtol * abs(w)
+            if bad and check_poison and poison:
+                c['unwritten'] += 1
+        if bad:
+            if c['mismatches'] == 0:
+                c['first_bad'], c['first_got'], c['first_want'] = i, g, w
+            c['mismatches'] += 1
+    for k in ('first_got', 'first_want', 'max_abs_err', 'max_rel_err'):  # JSON has no NaN/Inf
+        if not math.isfinite(c[k]):
+            c[k] = 'nan' if math.isnan(c[k]) else ('inf' if c[k] > 0 else '-inf')
+    return c
 
 
 def send(obj):
@@ -35,6 +123,64 @@ def compute(b, x, y, placement, poison):
         y[n // 2] += 0.5
 
 
+def run_device(msg):
+    """run with the device-data protocol: inputs drawn here, outputs kept, "IPC" files exported."""
+    slot = msg['slot']
+    b = slots[slot]
+    calls[slot] = calls.get(slot, 0) + 1
+    pfx = slot + ('/moved/' if msg.get('placement', 0) else '/')
+    d_in, d_out = msg['inputs'][0], msg['outputs'][0]
+    x = draw(d_in['gen'], d_in['nbytes'] // 4)
+    bufs[pfx + 'in/' + d_in['name']] = x
+    n = d_out['nbytes'] // 4
+    pb = b'\xff' if msg.get('poison', 0) == 0 else b'\x7f'
+    y = array.array('f')
+    y.frombytes(pb * (4 * n))
+    bufs[pfx + 'out/' + d_out['name']] = y
+    if b in ('segfault', 'abort', 'exit_zero', 'hang', 'illegal_address'):
+        return behave_fatal(b)
+    if b == 'cache':
+        key = d_in['nbytes']
+        if key not in state:
+            compute('pass', x, y, 0, 0)
+            state[key] = y.tobytes()
+        y[:] = array.array('f', state[key])
+    elif b == 'partial':
+        compute('pass', x, y, 0, 0)
+        y[n - 1] = struct.unpack('<f', pb * 4)[0]
+    else:
+        compute(b, x, y, msg.get('placement', 0), 0)
+    if b == 'mutate':
+        x[0] = 1.0
+    viol = []
+    if b == 'foreign_stream':
+        viol.append({'kind': 'foreign_stream', 'detail': 'kernel launched via <<<>>> on stream (nil)'})
+    reply = {'ok': True, 'rc': 3 if b == 'rc' else 0, 'span_ms': 1.0,
+             'wall_ms': 1.1 if b != 'hidden' else 9.0,
+             'after_stream_ms': 0.05 if b != 'hidden' else 7.5,
+             'after_stream_cpu_ms': 0.05 if b != 'hidden' else 7.4,
+             'threads_before': 3, 'threads_after': 4 if b == 'thread' else 3,
+             'launch_error': '', 'violations': viol}
+    if msg.get('export'):
+        reply['outputs_ipc'] = [export(pfx + 'out/' + d_out['name'])]
+        reply['inputs_ipc'] = [export(pfx + 'in/' + d_in['name'])]
+    return reply
+
+
+def behave_fatal(b):
+    if b == 'segfault':
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if b == 'abort':
+        os.kill(os.getpid(), signal.SIGABRT)
+    if b == 'exit_zero':
+        os._exit(0)
+    if b == 'hang':
+        time.sleep(600)
+    send({'ok': False, 'fatal': True,
+          'error': 'cudaStreamSynchronize(stream_): cudaErrorIllegalAddress: an illegal memory access was encountered'})
+    os._exit(4)
+
+
 def handle(msg):
     cmd = msg['cmd']
     if cmd == 'hello':
@@ -50,6 +196,22 @@ def handle(msg):
         return {'ok': True, 'copy_gbps': 1000.0, 'copy_gbps_median': 1000.0}
     if cmd == 'probe':
         return {'ok': True, 'tflops': {'0': 10.0, '1': 100.0}}
+    if cmd == 'run' and msg.get('keep'):
+        return run_device(msg)
+    if cmd == 'compare':
+        outs, ins = [], []
+        for d in msg.get('outputs', []):
+            got = opened(d['ipc'])
+            o = {'cmp': compare(got, bufs[d['ref']], msg['atol'], msg['rtol'], d.get('check_poison', True))}
+            if 'runs_ref' in d:
+                o['runs'] = compare(got, bufs[d['runs_ref']], msg['atol'], msg['rtol'], False)
+            if 'snapshot' in d:
+                bufs[d['snapshot']] = got
+            outs.append(o)
+        for d in msg.get('inputs', []):
+            a, b = open(d['ipc'], 'rb').read(), bufs[d['ref']].tobytes()
+            ins.append({'differing_bytes': sum(x != y for x, y in zip(a, b))})
+        return {'ok': True, 'outputs': outs, 'inputs': ins}
     if cmd == 'run':
         b = slots[msg['slot']]
         calls[msg['slot']] = calls.get(msg['slot'], 0) + 1
@@ -105,6 +267,28 @@ def handle(msg):
         del x, y
         m.close()
         return reply
+    if cmd == 'time' and msg.get('keep'):
+        samples, final_ipc = {}, {}
+        fin = draw(msg['final'][0]['gen'], msg['final'][0]['nbytes'] // 4)
+        for s in msg['slots']:
+            b = slots[s]
+            t = 0.5 if s == 'cand' else 1.0
+            if b == 'too_fast':
+                t = 1e-6
+            samples[s] = [t * (1 + 0.001 * (i % 5)) for i in range(40)]
+            out = array.array('f', bytes(len(fin) * 4))
+            if b == 'timed_cache':
+                for i in range(len(out)):
+                    out[i] = 1.0
+            else:
+                compute('pass', fin, out, 0, 0)
+            key = 'time/' + s + '/out/' + msg['outputs'][s][0]['name']
+            bufs[key] = out
+            final_ipc[s] = [export(key)]
+        return {'ok': True, 'samples': samples,
+                'batches': [{'wall_ms': 20.0, 'span_ms': 19.5, 'after_stream_ms': 0.02, 'calls': 20}],
+                'final_ms': {s: 1.0 for s in msg['slots']}, 'final_ipc': final_ipc, 'rc': {},
+                'threads_before': 3, 'threads_max': 3, 'violations': []}
     if cmd == 'time':
         m = arena(msg['arena_size'])
         samples = {}

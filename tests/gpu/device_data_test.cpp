@@ -1,0 +1,186 @@
+// GPU test of the device data plane (run/device_data.h through kevo-runner's protocol): inputs the
+// runner draws on the GPU equal the host generator's, and the oracle runner's GPU comparison
+// (through CUDA IPC) agrees with check/compare.cpp on the same data. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "check/compare.h"
+#include "compile/nvcc.h"
+#include "run/runner_client.h"
+#include "task/tensor.h"
+#include "util/subprocess.h"
+
+using namespace kevo;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Copies input 0 to output 0 byte for byte; "shift" (scalar 0) != 0 perturbs element 7 of an f32.
+constexpr const char* kCopy = R"(#include <kevo/kernel.h>
+__global__ void copy(const unsigned char* x, unsigned char* y, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+__global__ void bump(float* y) { y[7] += 1.0f; }
+KEVO_EXPORT int kevo_forward(const kevo_args* a) {
+  int dt = a->inputs[0].dtype, w = dt == KEVO_I64 ? 8 : dt == KEVO_U8 ? 1 : (dt == KEVO_F16 || dt == KEVO_BF16) ? 2 : 4;
+  long long n = kevo_numel(&a->inputs[0]) * w;
+  copy<<<(unsigned)((n + 255) / 256), 256, 0, a->stream>>>((const unsigned char*)a->inputs[0].data,
+                                                        (unsigned char*)a->outputs[0].data, n);
+  if (a->num_scalars > 0 && a->scalars[0] != 0) bump<<<1, 1, 0, a->stream>>>((float*)a->outputs[0].data);
+  return 0;
+}
+)";
+
+bool have_gpu() {
+  auto r = run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
+  return r && r->ok() && r->out.find("GPU") != std::string::npos;
+}
+
+std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so) {
+  if (const char* b = getenv("KEVO_BUILD"); b && *b && !getenv("KEVO_RUNNER"))
+    setenv("KEVO_RUNNER", (fs::path(b) / "bin" / "kevo-runner").c_str(), 1);
+  else if (!getenv("KEVO_RUNNER"))
+    setenv("KEVO_RUNNER", (fs::path(KEVO_BINARY_DIR) / "bin" / "kevo-runner").c_str(), 1);
+  auto r = RunnerClient::start({});
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  if (!r) return nullptr;
+  auto l = (*r)->call({{"cmd", "load"}, {"slot", "cand"}, {"path", so.string()}}, 60s);
+  EXPECT_TRUE(l && l->value("ok", false)) << (l ? l->dump() : l.error().message);
+  return std::move(*r);
+}
+
+fs::path compile_copy() {
+  CompileOptions co;
+  co.arch = "sm_90";
+  if (auto r = run_process({.argv = {"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"},
+                            .timeout = std::chrono::seconds(30)});
+      r && r->ok() && r->out.size() >= 3)
+    co.arch = "sm_" + r->out.substr(0, 1) + r->out.substr(2, 1);
+  auto so = compile_cuda_shared(kCopy, "copy.cu", co);
+  EXPECT_TRUE(so && so->ok) << (so ? so->diagnostics : so.error().message);
+  return so && so->ok ? so->so_path : fs::path();
+}
+
+json gen_desc(const std::string& name, DType dt, int64_t n, const DrawSpec& d) {
+  return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", {n}},
+          {"nbytes", static_cast<size_t>(n) * dtype_size(dt)},
+          {"gen", {{"kind", d.kind}, {"a", d.a}, {"b", d.b}, {"lo", d.lo}, {"hi", d.hi}, {"base", d.base}}}};
+}
+
+json run_req(const json& in, const json& out, double shift, bool keep) {
+  return {{"cmd", "run"}, {"slot", "cand"}, {"arena_size", keep ? 0 : out["nbytes"].get<size_t>()},
+          {"inputs", {in}}, {"outputs", {out}}, {"poison", 0}, {"placement", 0}, {"dims", json::array()},
+          {"scalars", {shift}}, {"workspace_bytes", 0}, {"keep", keep}, {"export", keep}};
+}
+
+}  // namespace
+
+TEST(DeviceData, DrawsEqualTheHostGenerator) {
+  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  fs::path so = compile_copy();
+  ASSERT_FALSE(so.empty());
+  auto runner = start_with_copy(so);
+  ASSERT_TRUE(runner);
+  const int64_t n = 1'000'003;  // odd: the last Box-Muller pair is split
+  struct Case {
+    Dist dist;
+    DType dt;
+    double a, b;
+  };
+  for (const Case& k : {Case{Dist::Normal, DType::F32, 0, 1}, Case{Dist::Normal, DType::BF16, 1, 2},
+                        Case{Dist::LogNormal, DType::F16, 0, 0.5}, Case{Dist::Uniform, DType::F32, -2, 3},
+                        Case{Dist::Laplace, DType::F32, 0, 1}, Case{Dist::Exponential, DType::F32, 2, 0},
+                        Case{Dist::Int, DType::I64, 0, 0}, Case{Dist::Int, DType::I32, 0, 0},
+                        Case{Dist::Int, DType::U8, 0, 0}}) {
+    for (bool wide : {false, true}) {
+      TensorSpec spec;
+      spec.name = "x";
+      spec.dtype = k.dt;
+      spec.init.dist = k.dist;
+      spec.init.a = k.a;
+      spec.init.b = k.b;
+      spec.init.low_expr = "3";
+      spec.init.high_expr = "200";
+      auto host = generate_input(spec, {n}, {}, 42, wide);
+      ASSERT_TRUE(host);
+      auto d = draw_spec(spec, {}, 42, wide);
+      ASSERT_TRUE(d);
+      json out = {{"name", "y"}, {"dtype", static_cast<int>(k.dt)}, {"shape", {n}}, {"offset", 0},
+                  {"nbytes", host->bytes.size()}};
+      ASSERT_TRUE(runner->arena().resize(host->bytes.size()));
+      auto r = runner->call(run_req(gen_desc("x", k.dt, n, *d), out, 0, false), 60s);
+      ASSERT_TRUE(r && r->value("ok", false)) << (r ? r->dump() : r.error().message);
+      // Device libm (log, sin, cos, exp in double) may differ from glibc's in the last bit of a
+      // double; after rounding to the tensor's type that leaves at most rare one-ulp differences.
+      int64_t differ = 0;
+      double max_rel = 0;
+      const uint8_t* dev = reinterpret_cast<const uint8_t*>(runner->arena().data());
+      for (int64_t i = 0; i < n; ++i) {
+        double g = load_as_double(dev, k.dt, static_cast<size_t>(i)), h = host->at(static_cast<size_t>(i));
+        if (g != h) {
+          ++differ;
+          max_rel = std::max(max_rel, std::fabs(g - h) / std::max(std::fabs(h), 1e-30));
+        }
+      }
+      std::string what = std::string(dtype_name(k.dt)) + " dist " + std::to_string(static_cast<int>(k.dist)) +
+                         (wide ? " wide" : "");
+      if (k.dist == Dist::Int || k.dist == Dist::Uniform) {
+        EXPECT_EQ(differ, 0) << what;
+      }
+      EXPECT_LT(differ, n / 10000 + 1) << what;
+      EXPECT_LT(max_rel, 1e-2) << what;  // one ulp of bf16 at most
+      std::printf("DRAW %s: %lld of %lld differ from the host (max rel %.3g)\n", what.c_str(),
+                  static_cast<long long>(differ), static_cast<long long>(n), max_rel);
+    }
+  }
+}
+
+TEST(DeviceData, OracleComparisonAgreesWithTheHostComparison) {
+  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  fs::path so = compile_copy();
+  ASSERT_FALSE(so.empty());
+  // Two processes: "cand" exports its buffers, "oracle" holds the reference and compares.
+  auto cand = start_with_copy(so);
+  auto oracle = start_with_copy(so);
+  ASSERT_TRUE(cand && oracle);
+  const int64_t n = 3'000'001;
+  TensorSpec spec;
+  spec.name = "x";
+  auto d = draw_spec(spec, {}, 7, false);
+  ASSERT_TRUE(d);
+  json in = gen_desc("x", DType::F32, n, *d);
+  json out = {{"name", "y"}, {"dtype", 0}, {"shape", {n}}, {"numel", n}, {"nbytes", n * 4}};
+  // The oracle's buffers are keyed by slot: it runs the same copy kernel as "cand".
+  auto ro = oracle->call(run_req(in, out, 0, true), 60s);
+  ASSERT_TRUE(ro && ro->value("ok", false)) << (ro ? ro->dump() : ro.error().message);
+  for (double shift : {0.0, 1.0}) {
+    auto rc = cand->call(run_req(in, out, shift, true), 60s);
+    ASSERT_TRUE(rc && rc->value("ok", false)) << (rc ? rc->dump() : rc.error().message);
+    json req = {{"cmd", "compare"}, {"atol", 1e-4}, {"rtol", 1e-4},
+                {"outputs", {{{"ipc", (*rc)["outputs_ipc"][0]}, {"dtype", 0}, {"numel", n}, {"nbytes", n * 4},
+                              {"ref", "cand/out/y"}, {"ref_nbytes", n * 4}, {"check_poison", true}}}},
+                {"inputs", {{{"ipc", (*rc)["inputs_ipc"][0]}, {"nbytes", n * 4}, {"ref", "cand/in/x"}}}}};
+    auto c = oracle->call(req, 60s);
+    ASSERT_TRUE(c && c->value("ok", false)) << (c ? c->dump() : c.error().message);
+    const json& cmp = (*c)["outputs"][0]["cmp"];
+    EXPECT_EQ((*c)["inputs"][0]["differing_bytes"], 0);
+    // The same comparison on the host, on host-drawn data.
+    auto want = generate_input(spec, {n}, {}, 7, false);
+    ASSERT_TRUE(want);
+    HostTensor got = *want;
+    if (shift != 0) {
+      float* p = reinterpret_cast<float*>(got.bytes.data());
+      p[7] += 1.0f;
+    }
+    Comparison h = compare_output(got, Expected::of(*want), Tolerance{1e-4, 1e-4}, true);
+    EXPECT_EQ(cmp["mismatches"].get<int64_t>(), h.mismatches) << cmp.dump();
+    EXPECT_EQ(cmp["first_bad"].get<int64_t>(), h.first_bad) << cmp.dump();
+    EXPECT_NEAR(cmp["max_abs_err"].get<double>(), h.max_abs_err, 1e-6) << cmp.dump();
+    EXPECT_EQ(cmp["count"].get<int64_t>(), n);
+    std::printf("COMPARE shift %.0f: device %s | host %lld mismatches, first %lld\n", shift, cmp.dump().c_str(),
+                static_cast<long long>(h.mismatches), static_cast<long long>(h.first_bad));
+  }
+}

@@ -21,6 +21,9 @@ if part latency; then
 t0=$(now); "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-cold.json; rc=$?; t1=$(now)
 "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-warm.json; t2=$(now)
 "$K" eval softmax $CAND --compile-only > /dev/null; t3=$(now)
+# The same eval with the checker drawing inputs and comparing on the CPU (the pre-device-data path).
+"$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json --host-data > /tmp/bench-host.json; t4=$(now)
+echo "EVAL_HOST_DATA_CACHED_SECONDS $(secs $t3 $t4): $(phases /tmp/bench-host.json)"
 echo "EVAL_COLD_SECONDS $(secs $t0 $t1) (exit $rc): $(phases /tmp/bench-cold.json)"
 echo "EVAL_CACHED_SECONDS $(secs $t1 $t2): $(phases /tmp/bench-warm.json)"
 echo "COMPILE_ONLY_CACHED_SECONDS $(secs $t2 $t3)"

@@ -4,6 +4,7 @@
 #   scripts/gpu-check.sh [build-dir]
 # KEVO_PHASES picks the phases (default: all, in this order), so the check can be split over
 # several device calls of at most 10 minutes:
+#   devdata    the device data plane: GPU input draws vs the host generator, IPC comparisons
 #   probe      every task: baseline vs CPU reference on its non-main configs, main-config time
 #   baselines  every task: `kevo eval --baseline` (the real checker, all configs)
 #   kernels    the adversarial and good kernels of tests/gpu/kernels/manifest.toml, compute-sanitizer
@@ -26,7 +27,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-probe baselines kernels e2e bench suite interop}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e bench suite interop}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -52,6 +53,11 @@ shard() {  # name n binary args...
   return $r
 }
 
+if has devdata; then
+  stamp devdata
+  "$B/tests/gpu/device_data_test" --gtest_color=no > "$OUT/devdata.txt" 2>&1 || rc=1
+  grep -hE "^(DRAW|COMPARE)|^\[  (FAILED|PASSED) |Failure" "$OUT/devdata.txt"
+fi
 if has probe; then
   stamp probe
   # Compile every baseline first, in parallel, into the cache the probe reads.

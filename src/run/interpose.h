@@ -22,6 +22,14 @@ void disarm();
 // Violations recorded since the last take (also those recorded while disarmed, e.g. by a thread the
 // candidate left behind).
 std::vector<Violation> take();
+// The runner's own launches (input draws, comparisons) inside this scope, on this thread, are not
+// the candidate's: not recorded. Thread-local, so a thread a candidate left behind is still seen.
+struct Trusted {
+  Trusted();
+  ~Trusted();
+  Trusted(const Trusted&) = delete;
+  Trusted& operator=(const Trusted&) = delete;
+};
 size_t allocated_bytes();
 
 }  // namespace kevo::guard

@@ -1,6 +1,7 @@
 #include "check/evaluator.h"
 
 #include <csignal>
+#include <future>
 #include <cstring>
 #include <random>
 #include <set>
@@ -311,23 +312,56 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   std::unique_ptr<RunnerClient> cand_runner, oracle_runner;
   std::string arch = opts.arch;
   json hello;
-  if (!opts.compile_only) {
+  // The runners start (process + CUDA context, ~0.2-0.3 s each) while nvcc compiles: a cold
+  // candidate's latency is the compile, not the compile plus the setup. The architecture comes from
+  // the last device seen here; if the runner reports another, the candidate is compiled again.
+  using Started = Result<std::pair<std::unique_ptr<RunnerClient>, json>>;
+  // The process is spawned on this thread (the runner dies with the thread that forked it:
+  // PR_SET_PDEATHSIG); only the wait for its CUDA context runs beside the compile.
+  auto start_runner = []() -> std::future<Started> {
     auto r = RunnerClient::start({});
     if (!r) {
-      v.set(Outcome::InfraError, "runner", r.error().message);
-      return finish();
+      std::promise<Started> p;
+      p.set_value(r.unexpected());
+      return p.get_future();
     }
-    cand_runner = std::move(*r);
-    auto h = cand_runner->call({{"cmd", "hello"}}, 60s);
-    if (!h || !h->value("ok", false)) {
-      v.set(Outcome::InfraError, "no_gpu",
-            fmt::format("no usable GPU ({}); use --compile-only on a machine without one",
-                        h ? h->value("error", "") : h.error().message));
-      return finish();
-    }
-    hello = *h;
-    if (arch.empty()) arch = arch_from_hello(hello);
+    return std::async(std::launch::async, [c = std::move(*r)]() mutable -> Started {
+      auto h = c->call({{"cmd", "hello"}}, 60s);
+      if (!h) return h.unexpected();
+      return std::make_pair(std::move(c), *h);
+    });
+  };
+  const bool oracle_process = !task.oracle_is_torch && !opts.baseline_mode && !task.oracle_is_reference;
+  std::future<Started> cand_start, oracle_start;
+  fs::path last_arch = (opts.cache_dir.empty() ? cache_dir() : opts.cache_dir) / "devices" / "last_arch";
+  if (!opts.compile_only) {
+    cand_start = start_runner();
+    if (oracle_process && task.has_baseline()) oracle_start = start_runner();
+    if (arch.empty())
+      if (auto a = read_file(last_arch); a && a->rfind("sm_", 0) == 0) arch = a->substr(0, a->find('\n'));
   }
+  // Waits for the candidate's runner; false when the verdict is decided (no GPU).
+  auto await_cand = [&]() -> bool {
+    if (cand_runner || !cand_start.valid()) return true;
+    auto r = cand_start.get();
+    if (!r) {
+      v.set(Outcome::InfraError, "runner", r.error().message);
+      return false;
+    }
+    cand_runner = std::move(r->first);
+    const json& h = r->second;
+    if (!h.value("ok", false)) {
+      v.set(Outcome::InfraError, "no_gpu",
+            fmt::format("no usable GPU ({}); use --compile-only on a machine without one", h.value("error", "")));
+      return false;
+    }
+    hello = h;
+    std::string seen = arch_from_hello(hello);
+    (void)write_file_atomic(last_arch, seen + "\n");
+    if (opts.arch.empty()) arch = seen;
+    return true;
+  };
+  if (!opts.compile_only && arch.empty() && !await_cand()) return finish();
   if (arch.empty()) arch = "sm_90";
 
   CompileOptions co;
@@ -339,6 +373,17 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   if (!cres) {
     v.set(Outcome::InfraError, "compiler", cres.error().message);
     return finish();
+  }
+  if (!opts.compile_only) {
+    if (!await_cand()) return finish();
+    if (co.arch != arch) {  // the device is not the one remembered: compile for this one
+      co.arch = arch;
+      cres = compile_cuda_shared(*src, opts.baseline_mode ? "baseline.cu" : "candidate.cu", co);
+      if (!cres) {
+        v.set(Outcome::InfraError, "compiler", cres.error().message);
+        return finish();
+      }
+    }
   }
   v.compile = *cres;
   if (!cres->ok) {
@@ -413,12 +458,12 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   } else {
     // The oracle runs the trusted baseline in its own process: reference outputs never exist in
     // the candidate's process.
-    auto r = RunnerClient::start({});
+    auto r = (oracle_start.valid() ? std::move(oracle_start) : start_runner()).get();
     if (!r) {
       v.set(Outcome::InfraError, "runner", r.error().message);
       return finish();
     }
-    oracle_runner = std::move(*r);
+    oracle_runner = std::move(r->first);
     auto l = oracle_runner->call({{"cmd", "load"}, {"slot", "base"}, {"path", base_so->so_path.string()}}, 60s);
     if (!l || !l->value("ok", false)) {
       v.set(Outcome::InfraError, "baseline", "cannot load the baseline in the oracle process");

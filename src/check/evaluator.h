@@ -45,6 +45,6 @@ struct EvalOptions {
 Verdict evaluate(const Task& task, const EvalOptions& opts);
 
 // The device's ceilings, measured once and cached per device (used by eval and doctor).
-Result<DeviceCeilings> device_ceilings(bool remeasure = false);
+Result<DeviceCeilings> device_ceilings(bool remeasure = false, const std::string& known_uuid = "");
 
 }  // namespace kevo

@@ -112,6 +112,33 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"hang", Outcome::Timeout, "timeout"}),
     [](const auto& i) { return i.param.behaviour; });
 
+// Latency: once the device's ceilings are cached, an eval starts exactly two runner processes (the
+// candidate's and the oracle's); reading the ceilings must not cost a third CUDA context.
+TEST(FakeRunnerLatency, TwoRunnersPerEvalOnceTheDeviceIsKnown) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-latency").c_str(), 1);
+  fs::path log = fs::path(testing::TempDir()) / "fake-runner-starts.txt";
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task);
+  EvalOptions o;
+  o.candidate = kDir / "scale2" / "baseline.cu";
+  o.seeds = 1;
+  o.seed = 1;
+  o.time_budget_s = 0.2;
+  Verdict first = evaluate(*task, o);  // measures the (fake) device's ceilings once
+  ASSERT_EQ(first.outcome, Outcome::Pass) << first.to_text();
+  fs::remove(log);
+  setenv("KEVO_FAKE_RUNNER_LOG", log.c_str(), 1);
+  Verdict v = evaluate(*task, o);
+  unsetenv("KEVO_FAKE_RUNNER_LOG");
+  ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  auto text = read_file(log);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(std::count(text->begin(), text->end(), '\n'), 2) << *text;
+  EXPECT_TRUE(v.device.has_value()) << v.to_text();  // the ceilings came from the cache
+}
+
 // --sanitize with a stand-in compute-sanitizer on PATH: it runs the (fake) runner and, like the
 // real tool, writes its report to the --log-file it was given, not to stderr. The checker must
 // read the report, and turn reported errors into an incorrect verdict.

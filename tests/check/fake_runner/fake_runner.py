@@ -5,6 +5,9 @@ loaded library behaves as its embedded marker string says ("fake-runner: BEHAVIO
 import array, json, math, mmap, os, re, signal, struct, sys, tempfile, time
 
 req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+if os.environ.get('KEVO_FAKE_RUNNER_LOG'):  # tests count the runner processes an eval starts
+    with open(os.environ['KEVO_FAKE_RUNNER_LOG'], 'a') as f:
+        f.write('start %d\n' % os.getpid())
 slots = {}      # slot -> behaviour
 calls = {}      # slot -> number of run calls
 state = {}      # slot -> data remembered between calls (for the cache hack)

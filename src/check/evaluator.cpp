@@ -649,6 +649,14 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
                                placement == 0, s == 0 && placement == 0, placement == 1);
           });
           if (!dc) {
+            // A candidate process that ended itself after replying takes its buffers with it:
+            // that is the candidate's failure, not the checker's.
+            if (auto ping = cand_runner->call({{"cmd", "hello"}}, 10s); !ping) {
+              classify_death(v, *cand_runner, nullptr, where + " (after the call)");
+              cc.ok = false;
+              cc.detail = v.message;
+              break;
+            }
             v.set(Outcome::InfraError, "compare", dc.error().message);
             return finish();
           }

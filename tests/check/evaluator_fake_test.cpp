@@ -56,6 +56,10 @@ TEST_P(FakeRunner, Verdict) {
   EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.outcome))) << v.to_text();
   EXPECT_NE(v.reason.find(c.reason), std::string::npos)
       << "expected reason '" << c.reason << "', got '" << v.reason << "'\n" << v.to_text();
+  // Ended after replying: found when the oracle's runner could not open its buffers.
+  if (c.behaviour == "exit_after") {
+    EXPECT_NE(v.message.find("(after the call)"), std::string::npos) << v.to_text();
+  }
   if (c.outcome == Outcome::Pass) {
     ASSERT_TRUE(v.timing);
     EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);  // fake times: baseline 1.0 ms, candidate 0.5 ms
@@ -108,6 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"segfault", Outcome::Crash, "signal"},
                     Case{"abort", Outcome::Crash, "abort"},
                     Case{"exit_zero", Outcome::Crash, "exit"},
+                    Case{"exit_after", Outcome::Crash, "exit"},
                     Case{"illegal_address", Outcome::Crash, "illegal_address"},
                     Case{"hang", Outcome::Timeout, "timeout"}),
     [](const auto& i) { return i.param.behaviour; });

@@ -326,8 +326,10 @@ while True:
     if len(n) < 4:
         sys.exit(0)
     msg = json.loads(req.read(struct.unpack('<I', n)[0]))
-    send(handle(msg))
-    if 'exit_after' in state:
+    reply = handle(msg)
+    if 'exit_after' in state:  # gone before anyone can open its buffers (deterministic for tests)
         for f in state['exit_after']:
             os.remove(f)
+        send(reply)
         os._exit(0)
+    send(reply)

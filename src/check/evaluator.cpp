@@ -601,6 +601,23 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](const Config* a, const Config* b) { return numel(*a) < numel(*b); });
+  // One correctness call of the candidate: its reply, or nullopt once the verdict is decided (the
+  // process died, or its guards reported a violation), with the config marked failed.
+  auto run_candidate = [&](const json& req, const std::string& where, ConfigCheck& cc) -> std::optional<json> {
+    auto r = timed("candidate", [&] { return cand_runner->call(req, opts.call_timeout); });
+    bool ok = r && r->value("ok", false);
+    if (!ok) {
+      classify_death(v, *cand_runner, r ? &*r : nullptr, where);
+      if (v.outcome == Outcome::Pass)
+        v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+    }
+    if (!ok || !check_run_reply(v, *r, where, true)) {
+      cc.ok = false;
+      cc.detail = v.message;
+      return std::nullopt;
+    }
+    return *r;
+  };
   for (const Config* cp : order) {
     const Config& c = *cp;
     if (opts.visible_only && c.held_out) continue;
@@ -630,20 +647,8 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
           req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", 0}, {"inputs", *gins},
                       {"outputs", *odescs}, {"poison", placement}, {"placement", placement},
                       {"keep", true}, {"export", true}});
-          auto r = timed("candidate", [&] { return cand_runner->call(req, opts.call_timeout); });
-          if (!r || !r->value("ok", false)) {
-            classify_death(v, *cand_runner, r ? &*r : nullptr, where);
-            if (v.outcome == Outcome::Pass)
-              v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
-            cc.ok = false;
-            cc.detail = v.message;
-            break;
-          }
-          if (!check_run_reply(v, *r, where, true)) {
-            cc.ok = false;
-            cc.detail = v.message;
-            break;
-          }
+          auto r = run_candidate(req, where, cc);
+          if (!r) break;
           auto dc = timed("compare", [&] {
             return compare_dev(*odescs, (*r)["outputs_ipc"], inplace ? nullptr : &*gins, &(*r)["inputs_ipc"],
                                placement == 0, s == 0 && placement == 0, placement == 1);
@@ -722,20 +727,8 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
                     {"inputs", p->inputs}, {"outputs", p->outputs}, {"poison", placement},
                     {"placement", placement}});
         if (!inplace) req["inputs_after"] = p->inputs_after;
-        auto r = timed("candidate", [&] { return cand_runner->call(req, opts.call_timeout); });
-        if (!r || !r->value("ok", false)) {
-          classify_death(v, *cand_runner, r ? &*r : nullptr, where);
-          if (v.outcome == Outcome::Pass)
-            v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
-          cc.ok = false;
-          cc.detail = v.message;
-          break;
-        }
-        if (!check_run_reply(v, *r, where, true)) {
-          cc.ok = false;
-          cc.detail = v.message;
-          break;
-        }
+        auto r = run_candidate(req, where, cc);
+        if (!r) break;
         auto outs = timed("arena", [&] { return get_outputs(cand_runner->arena(), p->outputs); });
         if (!inplace) {
           for (size_t i = 0; i < ins->size(); ++i)

@@ -35,7 +35,7 @@ for i in 1 2 3; do
 done
 echo "EVAL_COLD_MEDIAN_SECONDS $(python3 -c 'import statistics,sys; print(statistics.median(map(float,sys.argv[1:])))' "${colds[@]}")"
 # 3. Cached: the same candidate again.
-"$K" eval softmax $COLD --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-warm.json; t2=$(now)
+t1=$(now); "$K" eval softmax $COLD --visible-only --seeds 3 --time-budget 1 --json > /tmp/bench-warm.json; t2=$(now)
 "$K" eval softmax $CAND --compile-only > /dev/null; t3=$(now)
 # 4. The same eval with the checker drawing inputs and comparing on the CPU (--host-data).
 "$K" eval softmax $CAND --visible-only --seeds 3 --time-budget 1 --json --host-data > /tmp/bench-host.json; t4=$(now)
@@ -45,6 +45,23 @@ echo "EVAL_HOST_DATA_CACHED_SECONDS $(secs $t3 $t4): $(phases /tmp/bench-host.js
 rm -rf "$KEVO_CACHE_DIR"; export KEVO_CACHE_DIR=$(mktemp -d)
 t0=$(now); "$K" eval softmax $CAND --compile-only > /dev/null; t1=$(now)
 echo "COMPILE_ONLY_COLD_SECONDS $(secs $t0 $t1)"
+# nvcc's steps with the front ends in parallel (the default) vs plain nvcc (KEVO_NVCC_SERIAL=1),
+# three new sources each, alternating; the figure is the verdict's compile seconds.
+for i in 1 2 3; do
+  for serial in 0 1; do
+    S=/tmp/bench-compile-$$-$i-$serial.cu
+    { cat $CAND; echo "// compile $i $serial $(date +%s%N)"; } > $S
+    KEVO_NVCC_SERIAL=$serial "$K" eval softmax $S --compile-only --json > /tmp/bench-compile.json
+    python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["compile"]; print("COMPILE_RUN", sys.argv[2], c.get("driver"), round(c["seconds"],3))' /tmp/bench-compile.json "$serial"
+  done
+done | tee /tmp/bench-compile.txt
+python3 - <<'PY'
+import statistics as st
+rows=[l.split() for l in open("/tmp/bench-compile.txt") if l.startswith("COMPILE_RUN")]
+par=[float(r[3]) for r in rows if r[1]=="0"]; ser=[float(r[3]) for r in rows if r[1]=="1"]
+if par and ser:
+    print(f"COMPILE_STEPS_VS_NVCC median {st.median(par):.3f} s (steps) vs {st.median(ser):.3f} s (plain nvcc): {st.median(ser)/st.median(par):.2f}x")
+PY
 fi
 part inline && python3 bench/load_inline_bench.py $CAND 2>&1 | tail -2
 part cv || exit 0

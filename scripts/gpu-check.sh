@@ -86,7 +86,7 @@ fi
 if has bench; then
   stamp bench
   bench/run.sh "$B" > "$OUT/bench.txt" 2>&1 || rc=1
-  grep -E "SECONDS|COLD_RUN|LOAD_INLINE|MEDIAN_CV|x less" "$OUT/bench.txt"
+  grep -E "SECONDS|COLD_RUN|COMPILE_|LOAD_INLINE|MEDIAN_CV|x less" "$OUT/bench.txt"
 fi
 if has suite; then
   stamp suite

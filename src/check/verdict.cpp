@@ -78,7 +78,7 @@ nlohmann::json Verdict::to_json() const {
                    {"shared_bytes", r.shared_bytes}, {"stack_bytes", r.stack_bytes},
                    {"spill_store_bytes", r.spill_store_bytes}, {"spill_load_bytes", r.spill_load_bytes}});
     j["compile"] = {{"ok", compile->ok}, {"cache_hit", compile->cache_hit},
-                    {"seconds", compile->seconds}, {"arch", compile->arch_used},
+                    {"seconds", compile->seconds}, {"arch", compile->arch_used}, {"driver", compile->driver},
                     {"diagnostics", compile->diagnostics}, {"kernels", k}};
   }
   j["findings"] = nlohmann::json::array();

@@ -47,7 +47,8 @@ void to_json(nlohmann::json& j, const CompileResult& r) {
        {"diagnostics", r.diagnostics},
        {"log", r.log},
        {"kernels", r.kernels},
-       {"timed_out", r.timed_out}};
+       {"timed_out", r.timed_out},
+       {"driver", r.driver}};
 }
 
 void from_json(const nlohmann::json& j, CompileResult& r) {
@@ -60,6 +61,7 @@ void from_json(const nlohmann::json& j, CompileResult& r) {
   r.log = j.value("log", "");
   r.kernels = j.value("kernels", std::vector<KernelResources>{});
   r.timed_out = j.value("timed_out", false);
+  r.driver = j.value("driver", "");
 }
 
 CompileCache::CompileCache(fs::path root) : root_(std::move(root)) {}

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <random>
 #include <regex>
 
 #include "compile/cache.h"
 #include "compile/diagnostics.h"
+#include "compile/nvcc_pipeline.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
@@ -34,15 +36,18 @@ Status hash_include_dir(Sha256& h, const fs::path& dir) {
   if (ec) canon = dir;
   h.add("include-dir").add(canon.string());
   if (canon.string().rfind("/usr/", 0) == 0 || fs::exists(canon / "cuda_runtime.h", ec)) return {};
-  if (!fs::is_directory(canon, ec)) return {};  // the compiler reports a missing -I dir, if it matters
+  if (!fs::is_directory(canon, ec))
+    return {};  // the compiler reports a missing -I dir, if it matters
   constexpr size_t kMaxHeaders = 4096;
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(canon, fs::directory_options::skip_permission_denied, ec);
+  for (auto it = fs::recursive_directory_iterator(
+           canon, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec) && is_header(it->path())) files.push_back(it->path());
     if (files.size() > kMaxHeaders)
-      return fail("include dir {} holds more than {} headers; too many to hash for the compile cache",
-                  canon.string(), kMaxHeaders);
+      return fail(
+          "include dir {} holds more than {} headers; too many to hash for the compile cache",
+          canon.string(), kMaxHeaders);
   }
   if (ec) return fail("include dir {}: cannot list: {}", canon.string(), ec.message());
   std::sort(files.begin(), files.end());
@@ -55,6 +60,57 @@ Status hash_include_dir(Sha256& h, const fs::path& dir) {
 }
 
 enum class Kind { Cuda, Host };
+
+bool env_says_serial() {
+  const char* e = std::getenv("KEVO_NVCC_SERIAL");
+  return e && std::string_view(e) == "1";
+}
+
+// nvcc's own steps with its host and device front ends in parallel (compile/nvcc_pipeline.h).
+// nullopt: run plain nvcc instead (an unfamiliar step list, or a failure nvcc itself would not
+// give, such as the shell not finding a step), so this path never decides a verdict on its own.
+std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& dir,
+                                        std::string_view src_name, std::string_view shown_name) {
+  const fs::path tmp =
+      dir / "nvcc-steps";  // the steps' intermediates; removed before the entry is stored
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  if (ec) return std::nullopt;
+  // KEVO_KEEP_NVCC_STEPS=1 keeps the script and intermediates in the cache entry, for debugging.
+  auto cleanup = [&] {
+    if (!std::getenv("KEVO_KEEP_NVCC_STEPS")) fs::remove_all(tmp, ec);
+  };
+  RunOptions dry = nvcc;
+  dry.argv.push_back("--dryrun");
+  dry.env_add["TMPDIR"] = tmp.string();
+  dry.timeout = std::min(nvcc.timeout, std::chrono::milliseconds(60000));
+  auto d = run_process(dry);
+  if (d && d->timed_out)
+    return cleanup(), std::move(*d);  // the budget is spent: a timeout either way
+  if (!d || !d->ok()) return cleanup(), std::nullopt;
+  auto script = parallel_nvcc_script(d->err + d->out);
+  if (!script) return cleanup(), std::nullopt;
+  // A fresh id per compile, as nvcc's own: two modules of one source in one process stay distinct.
+  uint64_t salt = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  if (!write_file_atomic(script->module_id_path, nvcc_module_id(src_name, salt)) ||
+      !write_file_atomic(tmp / "steps.sh", script->script))
+    return cleanup(), std::nullopt;
+  RunOptions ro = nvcc;
+  ro.argv = {"/bin/sh", (tmp / "steps.sh").string()};
+  ro.env_add["TMPDIR"] = tmp.string();
+  ro.timeout = std::max(
+      std::chrono::milliseconds(1),
+      nvcc.timeout - std::chrono::milliseconds(static_cast<int64_t>(d->wall_seconds * 1000)));
+  auto r = run_process(ro);
+  cleanup();
+  if (!r) return std::nullopt;
+  r->wall_seconds += d->wall_seconds;
+  r->err = script->driver_output + r->err;
+  if (!r->ok() && !r->timed_out &&
+      (r->signaled || trim_diagnostics(r->out + r->err, shown_name).empty()))
+    return std::nullopt;
+  return std::move(*r);
+}
 
 struct Plan {
   std::string compiler;
@@ -74,8 +130,8 @@ Plan make_plan(Kind kind, std::string_view source, const CompileOptions& o) {
     p.src_name = std::string(kCompileSourceStem) + ".cu";
     p.arch_used = o.arch;
     if (o.allow_sm90a_auto && o.arch == "sm_90" && needs_sm90a(source)) p.arch_used = "sm_90a";
-    a = {o.nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-lineinfo",
-         "-Xptxas", "-v"};
+    a = {o.nvcc,    "-O3",    "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+         "-cudart", "shared", "-lineinfo",  "-Xptxas", "-v"};
     // Arch-specific targets ("sm_90a") have no forward-compatible PTX, so they need -gencode.
     if (!p.arch_used.empty() && p.arch_used.back() == 'a') {
       std::string num = p.arch_used.substr(3);
@@ -107,15 +163,19 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result<CompileResult> compile_shared(Kind kind, std::string_view source, std::string_view shown_name,
-                                     const CompileOptions& opts) {
+Result<CompileResult> compile_shared(Kind kind, std::string_view source,
+                                     std::string_view shown_name, const CompileOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   Plan plan = make_plan(kind, source, opts);
   auto version = compiler_version(plan.compiler);
   if (!version) return version.unexpected();
 
   Sha256 h;
-  h.add(kCacheFormat).add(kind == Kind::Cuda ? "cuda" : "host").add(source).add(*version).add(plan.arch_used);
+  h.add(kCacheFormat)
+      .add(kind == Kind::Cuda ? "cuda" : "host")
+      .add(source)
+      .add(*version)
+      .add(plan.arch_used);
   for (size_t i = 1; i < plan.argv.size(); ++i) h.add(plan.argv[i]);  // argv[0] is only the path
   for (const auto& d : plan.include_dirs) KEVO_TRY(hash_include_dir(h, d));
   const std::string key = h.hex();
@@ -147,20 +207,27 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source, std::st
   // nvcc's intermediates go to the private dir: removed with it, even after a timeout kill.
   ro.env_add["TMPDIR"] = dir.string();
   ro.timeout = opts.timeout;
-  auto run = run_process(ro);
+  std::string driver = kind == Kind::Cuda ? "nvcc" : "g++";
+  std::optional<RunResult> steps;
+  if (kind == Kind::Cuda && opts.parallel_front_ends && !env_says_serial())
+    steps = run_nvcc_steps(ro, dir, plan.src_name, shown_name);
+  if (steps) driver = "nvcc-steps";
+  auto run = steps ? Result<RunResult>(std::move(*steps)) : run_process(ro);
   if (!run) {
     cleanup();
     return run.unexpected();
   }
 
   CompileResult r;
+  r.driver = driver;
   r.cache_key = key;
   r.arch_used = plan.arch_used;
   r.command = plan.argv;
   r.log = run->out + run->err;
   if (r.log.find("No space left on device") != std::string::npos) {
     cleanup();
-    return fail("compiling {}: no space left on device (cache {})", shown_name, cache.entry_dir(key).string());
+    return fail("compiling {}: no space left on device (cache {})", shown_name,
+                cache.entry_dir(key).string());
   }
   r.kernels = parse_ptxas(r.log);
   r.diagnostics = trim_diagnostics(r.log, shown_name);
@@ -169,17 +236,17 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source, std::st
   if (run->timed_out || run->signaled) {
     // Depends on the machine's load, not on the source: report, do not cache.
     r.timed_out = run->timed_out;
-    std::string what = run->timed_out
-                           ? fmt::format("compilation of {} timed out after {:.0f} s", shown_name,
-                                         opts.timeout.count() / 1000.0)
-                           : fmt::format("the compiler was {}", run->describe());
+    std::string what = run->timed_out ? fmt::format("compilation of {} timed out after {:.0f} s",
+                                                    shown_name, opts.timeout.count() / 1000.0)
+                                      : fmt::format("the compiler was {}", run->describe());
     r.diagnostics = r.diagnostics.empty() ? what : what + "\n" + r.diagnostics;
     r.ok = false;
     r.seconds = since(t0);
     cleanup();
     return r;
   }
-  if (!r.ok && r.diagnostics.empty()) r.diagnostics = fmt::format("the compiler failed ({})", run->describe());
+  if (!r.ok && r.diagnostics.empty())
+    r.diagnostics = fmt::format("the compiler failed ({})", run->describe());
   r.seconds = run->wall_seconds;  // stored: what a compile of this source costs
   auto entry = cache.commit(dir, key, r, !opts.use_cache);
   if (!entry) return entry.unexpected();
@@ -204,8 +271,9 @@ Result<std::string> compiler_version(const std::string& compiler) {
     if (auto it = known.find(compiler); it != known.end()) return it->second;
   }
   auto r = run_process({.argv = {compiler, "--version"}, .timeout = std::chrono::seconds(60)});
-  if (!r) return fail("compiler '{}' not found ({}); install the CUDA toolkit or set the path", compiler,
-                      r.error().message);
+  if (!r)
+    return fail("compiler '{}' not found ({}); install the CUDA toolkit or set the path", compiler,
+                r.error().message);
   if (!r->ok()) return fail("'{} --version' failed: {}: {}", compiler, r->describe(), r->err);
   std::lock_guard lock(mu);
   known[compiler] = r->out;

@@ -25,6 +25,9 @@ struct CompileOptions {
   std::chrono::milliseconds timeout{180000};
   std::filesystem::path cache_dir;  // empty: kevo::cache_dir()
   bool use_cache = true;  // false: always compile (the result still replaces the cache entry)
+  // Run nvcc's host and device front ends in parallel (compile/nvcc_pipeline.h); plain nvcc when
+  // false, when the environment sets KEVO_NVCC_SERIAL=1, or when nvcc's step list is unfamiliar.
+  bool parallel_front_ends = true;
 };
 
 struct CompileResult {
@@ -39,6 +42,8 @@ struct CompileResult {
   std::string log;  // full compiler stdout+stderr
   std::vector<KernelResources> kernels;
   bool timed_out = false;
+  // How it was compiled: "nvcc", "nvcc-steps" (nvcc's own steps, front ends in parallel), "g++".
+  std::string driver;
 };
 
 // True when the source uses sm_90a-only features (wgmma, setmaxnreg, ...) or asks for them with

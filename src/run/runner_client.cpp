@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 
 namespace kevo {
@@ -16,7 +17,8 @@ std::optional<fs::path> find_runner() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (fs::path c : {exe.parent_path() / "kevo-runner", exe.parent_path().parent_path() / "bin" / "kevo-runner"})
+    for (fs::path c : {exe.parent_path() / "kevo-runner",
+                       exe.parent_path().parent_path() / "bin" / "kevo-runner"})
       if (fs::exists(c, ec)) return c;
   }
   if (auto p = find_program("kevo-runner")) return fs::path(*p);
@@ -58,22 +60,59 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   c->child_ = *child;
   c->req_fd_ = req[1];
   c->reply_fd_ = rep[0];
-  c->err_thread_ = std::thread([p = c.get()] { p->drain_stderr(); });
+  c->err_thread_ =
+      std::thread([fd = c->child_.err_fd, tail = c->err_] { drain_stderr(fd, *tail); });
   return c;
 }
 
+namespace {
+// Runners being reaped in the background (RunnerClient's destructor). Never destroyed: reaper
+// threads may still run while the process exits.
+struct Reaping {
+  std::mutex mu;
+  std::condition_variable cv;
+  int count = 0;
+};
+Reaping& reaping() {
+  static auto* r = new Reaping;
+  return *r;
+}
+}  // namespace
+
 RunnerClient::~RunnerClient() {
+  // Closing the request pipe asks the runner to exit. Its CUDA teardown takes a while (~0.1 s)
+  // that no verdict waits on: a background thread gives it a moment, kills it after that, reaps
+  // it and ends the stderr drain. At process exit the runner dies with its parent anyway.
   if (req_fd_ >= 0) ::close(req_fd_);
   if (reply_fd_ >= 0) ::close(reply_fd_);
-  if (child_.pid > 0) {
-    // Closing the request pipe asks it to exit; give it a moment, then kill.
-    if (!wait_for_exit(child_, std::chrono::milliseconds(2000))) kill(-child_.pid, SIGKILL);
+  {
+    std::lock_guard lock(reaping().mu);
+    ++reaping().count;
   }
-  int err_fd = child_.err_fd;
-  child_.err_fd = -1;
-  kill_and_reap(child_);
-  if (err_thread_.joinable()) err_thread_.join();
-  if (err_fd >= 0) ::close(err_fd);
+  std::thread([child = child_, drain = std::move(err_thread_)]() mutable {
+    if (child.pid > 0) {
+      if (wait_for_exit(child, std::chrono::milliseconds(2000))) {
+        kill(-child.pid, SIGKILL);  // stragglers of its process group (none normally)
+        child.pid = -1;             // reaped
+      } else {
+        kill(-child.pid, SIGKILL);
+      }
+    }
+    int err_fd = child.err_fd;
+    child.err_fd = -1;
+    kill_and_reap(child);
+    if (drain.joinable()) drain.join();  // ends at EOF: every writer is gone
+    if (err_fd >= 0) ::close(err_fd);
+    Reaping& r = reaping();
+    std::lock_guard lock(r.mu);
+    if (--r.count == 0) r.cv.notify_all();
+  }).detach();
+}
+
+bool RunnerClient::wait_reaped(std::chrono::milliseconds timeout) {
+  Reaping& r = reaping();
+  std::unique_lock lock(r.mu);
+  return r.cv.wait_for(lock, timeout, [&r] { return r.count == 0; });
 }
 
 std::string RunnerClient::finish(std::chrono::milliseconds grace) {
@@ -92,23 +131,23 @@ std::string RunnerClient::finish(std::chrono::milliseconds grace) {
   return stderr_tail();
 }
 
-void RunnerClient::drain_stderr() {
+void RunnerClient::drain_stderr(int fd, ErrTail& tail) {
   char buf[4096];
   for (;;) {
-    ssize_t n = ::read(child_.err_fd, buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return;
     }
-    std::lock_guard<std::mutex> lock(err_mu_);
-    err_tail_.append(buf, static_cast<size_t>(n));
-    if (err_tail_.size() > 16384) err_tail_.erase(0, err_tail_.size() - 8192);
+    std::lock_guard<std::mutex> lock(tail.mu);
+    tail.text.append(buf, static_cast<size_t>(n));
+    if (tail.text.size() > 16384) tail.text.erase(0, tail.text.size() - 8192);
   }
 }
 
 std::string RunnerClient::stderr_tail() {
-  std::lock_guard<std::mutex> lock(err_mu_);
-  return err_tail_;
+  std::lock_guard<std::mutex> lock(err_->mu);
+  return err_->text;
 }
 
 // Kills the process group but leaves stderr open for the drain thread to finish reading.

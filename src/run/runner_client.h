@@ -50,9 +50,18 @@ class RunnerClient {
   std::string finish(std::chrono::milliseconds grace);
   bool alive() const { return child_.pid > 0; }
 
+  // Destroyed runners are reaped in the background; this waits until all are (tests, and callers
+  // that must know the GPU is free). False on timeout.
+  static bool wait_reaped(std::chrono::milliseconds timeout);
+
  private:
   RunnerClient() = default;
-  void drain_stderr();
+  struct ErrTail {
+    std::mutex mu;
+    std::string text;
+  };
+  // Reads the runner's stderr until EOF; shares the tail with the client, which may go first.
+  static void drain_stderr(int fd, ErrTail& tail);
   void on_failure(const std::string& during, bool timed_out);
   int kill_and_reap_keep_err();
 
@@ -60,8 +69,7 @@ class RunnerClient {
   int req_fd_ = -1, reply_fd_ = -1;
   Arena arena_;
   std::thread err_thread_;
-  std::mutex err_mu_;
-  std::string err_tail_;
+  std::shared_ptr<ErrTail> err_ = std::make_shared<ErrTail>();
   std::optional<RunnerDeath> death_;
 };
 

@@ -119,8 +119,9 @@ TEST(RunnerClient, MissingRunnerIsAnError) {
 TEST(RunnerClient, FinishWaitsForTheLastWordsOfAWrapper) {
   if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
   auto echo = script("echo_runner2.py", kEcho);
-  auto wrap = script("slow_wrapper.sh", "#!/bin/sh\n" + echo.string() +
-                                            "\nsleep 3\necho '========= ERROR SUMMARY: 0 errors' >&2\n");
+  auto wrap =
+      script("slow_wrapper.sh", "#!/bin/sh\n" + echo.string() +
+                                    "\nsleep 3\necho '========= ERROR SUMMARY: 0 errors' >&2\n");
   auto r = start(wrap);
   ASSERT_TRUE(r);
   ASSERT_TRUE(r->call({{"cmd", "hello"}}, 10s));
@@ -133,4 +134,46 @@ TEST(RunnerClient, FinishWaitsForTheLastWordsOfAWrapper) {
   auto t0 = std::chrono::steady_clock::now();
   h->finish(500ms);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 60s);  // not the wrapper's 600 s
+}
+
+// The destructor does not wait for the runner's teardown (CUDA's takes ~0.1 s); a background thread
+// reaps it, and kills one that does not end within the grace.
+TEST(RunnerClient, DestructionDoesNotWaitForTheTeardownButReapsIt) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto dir = std::filesystem::path(testing::TempDir());
+  auto marker = dir / "teardown_done", pidfile = dir / "teardown_pid", pidfile2 = dir / "stuck_pid";
+  std::filesystem::remove(marker);
+  std::string echo = kEcho;
+  // Slow teardown: at EOF, sleep 1 s, leave a marker, exit.
+  std::string slow = echo;
+  slow.replace(slow.find("if len(n) < 4: sys.exit(0)"),
+               std::string("if len(n) < 4: sys.exit(0)").size(),
+               "if len(n) < 4:\n        import time; time.sleep(1); open('" + marker.string() +
+                   "', 'w').write('x'); sys.exit(0)");
+  slow.insert(slow.find("while True:"),
+              "open('" + pidfile.string() + "', 'w').write(str(os.getpid()))\n");
+  // Never ends on its own.
+  std::string stuck = echo;
+  stuck.replace(stuck.find("if len(n) < 4: sys.exit(0)"),
+                std::string("if len(n) < 4: sys.exit(0)").size(),
+                "if len(n) < 4:\n        import time; time.sleep(600)");
+  stuck.insert(stuck.find("while True:"),
+               "open('" + pidfile2.string() + "', 'w').write(str(os.getpid()))\n");
+  auto a = start(script("slow_teardown.py", slow));
+  auto b = start(script("stuck_teardown.py", stuck));
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->call({{"cmd", "hello"}}, 10s));  // both are up (and wrote their pids)
+  ASSERT_TRUE(b->call({{"cmd", "hello"}}, 10s));
+  a.reset();
+  b.reset();
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the destructor waited for the teardown";
+  ASSERT_TRUE(RunnerClient::wait_reaped(30s));
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the runner was not given its grace";
+  for (const auto& f : {pidfile, pidfile2}) {
+    std::ifstream in(f);
+    int pid = 0;
+    in >> pid;
+    ASSERT_GT(pid, 0);
+    EXPECT_NE(kill(pid, 0), 0) << "runner " << pid << " still exists (not killed or not reaped)";
+  }
 }

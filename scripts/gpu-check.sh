@@ -11,6 +11,8 @@
 #   e2e        the evolution engine end to end (scripted model, real kernels)
 #   bench      bench/run.sh: eval latency cold/cached vs torch load_inline, median CV
 #   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
+#   torchoracle  the PyTorch oracle on the device data plane: real runners lend buffers to the
+#              bridge through CUDA IPC (tests/interop/torch_oracle_gpu_test.cpp, ~1-2 min)
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
 # KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
@@ -27,7 +29,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e bench suite interop}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e bench suite torchoracle interop}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -92,6 +94,11 @@ if has suite; then
   stamp suite
   bench/suite.sh "$B" "$OUT/suite" > "$OUT/suite.txt" 2>&1 || rc=1
   tail -40 "$OUT/suite.txt"
+fi
+if has torchoracle; then
+  stamp torchoracle
+  "$B/tests/interop/interop_gpu_test" --gtest_color=no > "$OUT/torchoracle.txt" 2>&1 || rc=1
+  grep -hE "^TORCH_ORACLE|^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/torchoracle.txt"
 fi
 if has interop; then
   stamp interop

@@ -119,20 +119,28 @@ class Bridge:
             raise RuntimeError(f"unknown device '{dev}' (cpu or cuda)")
         return dev
 
-    def _args(self, req, dev):
+    def _args(self, req, dev, session=None):
+        """Forward's arguments: tensors from .npy files ("file") or, with a session, in place from
+        another process's buffers ("ipc"); numbers ("value"). Weights are copied into the module."""
         from . import tensors
         ref = self._need_ref()
+
+        def tensor(a, what):
+            if "file" in a:
+                return tensors.load(a["file"], a["dtype"], a.get("torch_dtype"))
+            if "ipc" in a and session is not None:
+                return session.tensor(a, what)
+            raise ValueError(f"{what}: needs 'file'" + (" or 'ipc'" if session is not None else ""))
+
         args = []
         for a in req.get("args", []):
-            if "file" in a:
-                args.append(tensors.load(a["file"], a["dtype"], a.get("torch_dtype")).to(dev))
-            elif "value" in a:
+            if "value" in a:
                 args.append(a["value"])
             else:
-                raise ValueError(f"argument '{a.get('name')}': needs 'file' or 'value'")
+                args.append(tensor(a, f"argument '{a.get('name')}'").to(dev))
         weights = {}
         for w in req.get("weights", []):
-            weights[w["name"]] = tensors.load(w["file"], w["dtype"], w.get("torch_dtype"))
+            weights[w["name"]] = tensor(w, f"weight '{w.get('name')}'")
         if ref.shapes_only:
             raise RuntimeError("the reference was loaded with shapes_only (no real weights); load it again")
         ref.to_device(dev)
@@ -157,12 +165,47 @@ class Bridge:
             replies.append({"file": path, "dtype": d, "shape": list(o.shape)})
         return {"outputs": replies}
 
+    def op_run_ipc(self, req):
+        """run on tensors that lie in kevo's oracle runner (ipc.py): the inputs are used in place
+        and the outputs are copied into the runner's output buffers; nothing comes back but their
+        shapes. The runner lends copies of its inputs, so a reference that writes into its inputs
+        changes nothing kevo compares against."""
+        import torch
+        from . import ipc, tensors
+        from .reference import ReferenceError_
+        ref = self._need_ref()
+        dev = self._device(req)
+        specs = req.get("outputs", [])
+        with ipc.Session(dev) as session:
+            args = self._args(req, dev, session)
+            targets = [session.tensor(dict(o, torch_dtype=None), f"output {i}") for i, o in enumerate(specs)]
+            outs = ref.run(args)
+            if len(outs) != len(targets):
+                raise ReferenceError_(f"the PyTorch reference returns {len(outs)} outputs, the task declares "
+                                      f"{len(targets)}")
+            shapes = []
+            for i, (o, t, spec) in enumerate(zip(outs, targets, specs)):
+                d = tensors.kevo_dtype(o, f"output {i}")
+                if d != spec["dtype"]:
+                    raise ReferenceError_(f"output {i} is {d}, the task declares {spec['dtype']}")
+                if o.numel() != t.numel():
+                    raise ReferenceError_(f"output {i} has {o.numel()} elements, the task declares {t.numel()}")
+                with torch.no_grad():
+                    t.copy_(o.reshape(t.shape))
+                shapes.append(list(o.shape))
+        return {"outputs": [{"dtype": s["dtype"], "shape": sh} for s, sh in zip(specs, shapes)]}
+
     def op_time(self, req):
+        from . import ipc
+        with ipc.Session(self._device(req)) as session:
+            return self._time(req, session)
+
+    def _time(self, req, session):
         import torch
         from .extension import ExtensionError
         ref = self._need_ref()
         dev = self._device(req)  # "no CUDA: ..." when cuda is asked for and torch sees none
-        args = self._args(req, dev)
+        args = self._args(req, dev, session)
         clock = _Clock(dev)
         warmup = int(req.get("warmup", 3))
         min_reps = int(req.get("min_reps", 10))
@@ -306,7 +349,7 @@ def main():
         handler = getattr(bridge, "op_" + op, None)
         if handler is None:
             write_message(proto_out, {"id": rid, "ok": False, "kind": "protocol",
-                                      "error": f"unknown op '{op}' (hello, load, describe, run, time, shutdown)"})
+                                      "error": f"unknown op '{op}' (hello, load, describe, run, run_ipc, time, shutdown)"})
             continue
         try:
             reply = handler(req)

@@ -220,8 +220,9 @@ class Reference:
         return names
 
     # ---- describe ---------------------------------------------------------------------------
-    def sample_inputs(self):
-        with (_no_init() if self.shapes_only else contextlib.nullcontext()):
+    def sample_inputs(self, fill=True):
+        """get_inputs(); with fill=False (or a shapes_only load) its random fills are skipped."""
+        with (_no_init() if self.shapes_only or not fill else contextlib.nullcontext()):
             torch.manual_seed(self.seed + 1)
             xs = self.module.get_inputs()
         if not isinstance(xs, (list, tuple)):
@@ -229,7 +230,11 @@ class Reference:
         return list(xs)
 
     def describe(self, stats=True, forward="auto"):
-        xs = self.sample_inputs()
+        # Without stats the values matter only for a forward on the CPU (when the meta device
+        # cannot derive the output shapes): get_inputs() runs without its random fills, which for a
+        # GB-sized config saves seconds (the oracle describes every config it loads).
+        values = stats and not self.shapes_only
+        xs = self.sample_inputs(fill=values)
         names = self.arg_names(len(xs))
         args = []
         for i, (n, x) in enumerate(zip(names, xs)):
@@ -252,7 +257,7 @@ class Reference:
             info["path"] = path
             info["kind"] = kind
             weights.append(info)
-        outs, method = self._output_shapes(xs, forward)
+        outs, method = self._output_shapes(xs, forward, None if values else self.sample_inputs)
         outputs = []
         for i, o in enumerate(outs):
             n = "out" if len(outs) == 1 else f"out{i}"
@@ -278,7 +283,7 @@ class Reference:
     def _state_dict_on(self, device):
         return {p: torch.empty_like(t, device=device) for _, p, t, _ in self.weight_items()}
 
-    def _output_shapes(self, xs, forward):
+    def _output_shapes(self, xs, forward, redraw=None):
         errors = []
         if forward in ("auto", "meta"):
             try:
@@ -300,6 +305,8 @@ class Reference:
             raise ReferenceError_(
                 f"{self.path}: cannot derive output shapes without running the model ("
                 + "; ".join(errors) + ")")
+        if redraw is not None:
+            xs = redraw()  # a real run needs real values
         with torch.no_grad():
             out = self.callable(*xs)
         return _flatten_outputs(out, self.path), "cpu"

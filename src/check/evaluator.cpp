@@ -190,6 +190,15 @@ Result<json> output_descs(const Task& task, const Config& c) {
   return arr;
 }
 
+// Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
+std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc) {
+  std::vector<interop::DeviceTensor> out;
+  for (size_t i = 0; i < descs.size(); ++i)
+    out.push_back({descs[i].at("name").get<std::string>(), static_cast<DType>(descs[i].at("dtype").get<int>()),
+                   descs[i].at("shape").get<std::vector<int64_t>>(), ipc.at(i).get<std::string>()});
+  return out;
+}
+
 // A comparison made on the GPU by the oracle's runner (run/device_data.h), in compare.h's terms.
 Comparison comparison_of(const json& j, const char* fail_reason = nullptr) {
   // Non-finite values travel as "nan", "inf", "-inf" (JSON has no such numbers).
@@ -338,12 +347,16 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       return std::make_pair(std::move(c), *h);
     });
   };
-  const bool oracle_process = !task.oracle_is_torch && !opts.baseline_mode && !task.oracle_is_reference;
+  // The oracle's own runner: the baseline's (the usual case), or, for the PyTorch oracle with
+  // device data, one that loads no code and only draws inputs and lends them to the bridge.
+  const bool torch_dev = task.oracle_is_torch && opts.device_data;
+  const bool oracle_process =
+      torch_dev || (!task.oracle_is_torch && !opts.baseline_mode && !task.oracle_is_reference);
   std::future<Started> cand_start, oracle_start;
   fs::path last_arch = cache_dir() / "devices" / "last_arch";
   if (!opts.compile_only) {
     cand_start = start_runner();
-    if (oracle_process && task.has_baseline()) oracle_start = start_runner();
+    if (oracle_process && (torch_dev || task.has_baseline())) oracle_start = start_runner();
     if (arch.empty())
       if (auto a = read_file(last_arch); a && a->rfind("sm_", 0) == 0) arch = a->substr(0, a->find('\n'));
   }
@@ -444,6 +457,14 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       return finish();
     }
     torch_ref.emplace(std::move(*o));
+    if (torch_dev) {
+      auto r = (oracle_start.valid() ? std::move(oracle_start) : start_runner()).get();
+      if (!r) {
+        v.set(Outcome::InfraError, "runner", r.error().message);
+        return finish();
+      }
+      oracle_runner = std::move(r->first);
+    }
   } else if (cpu_oracle) {
     auto rsrc = read_file(task.reference_path());
     if (!rsrc) {
@@ -507,7 +528,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       return outs;
     }
     if (torch_ref) {
-      auto outs = torch_ref->outputs(c, ins, "cuda");
+      auto outs = torch_ref->outputs(c, ins, opts.torch_device);
       if (!outs) return fail("the PyTorch reference failed on config '{}': {}", c.name, outs.error().message);
       std::vector<Expected> e;
       for (auto& t : *outs) e.push_back(Expected::of(std::move(t)));
@@ -531,11 +552,29 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     return outs;
   };
 
-  // Device data, the default when the oracle is the baseline's process: both runners draw the
-  // inputs on the GPU, and the oracle's runner compares the candidate's outputs (and inputs)
-  // with its own where they lie, through CUDA IPC. The checker moves only descriptors.
+  // Device data, the default when the oracle is the baseline's process or PyTorch: both runners
+  // draw the inputs on the GPU, and the oracle's runner compares the candidate's outputs (and
+  // inputs) with its own where they lie, through CUDA IPC. The checker moves only descriptors.
   const bool dev_data = oracle_runner && opts.device_data;
+  // PyTorch's outputs where the baseline's would be: the oracle's runner draws the inputs and
+  // lends copies (and output buffers) to the bridge, which runs the module on them in place;
+  // `collect` makes its outputs the runner's base/out/<name> and frees what was lent.
+  auto torch_dev_outputs = [&](const Config& c, const json& gins, const json& outs) -> Status {
+    auto m = oracle_runner->call({{"cmd", "materialize"}, {"inputs", gins}, {"outputs", outs}}, opts.call_timeout * 3);
+    if (!m || !m->value("ok", false))
+      return fail("the oracle's runner could not draw the inputs of config '{}': {}", c.name,
+                  m ? m->value("error", m->dump()) : m.error().message);
+    auto st = torch_ref->outputs_into(c, device_tensors(gins, (*m)["inputs_ipc"]),
+                                      device_tensors(outs, (*m)["outputs_ipc"]), opts.torch_device);
+    auto col = oracle_runner->call({{"cmd", "collect"}, {"outputs", st ? outs : json::array()}}, opts.call_timeout * 3);
+    if (!st) return fail("the PyTorch reference failed on config '{}': {}", c.name, st.error().message);
+    if (!col || !col->value("ok", false))
+      return fail("the oracle's runner could not take PyTorch's outputs of config '{}': {}", c.name,
+                  col ? col->value("error", col->dump()) : col.error().message);
+    return {};
+  };
   auto oracle_dev = [&](const Config& c, const json& gins, const json& outs) -> Status {
+    if (torch_ref) return torch_dev_outputs(c, gins, outs);
     json req = base_request(task, c);
     req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", 0}, {"inputs", gins}, {"outputs", outs},
                 {"poison", 0}, {"placement", 0}, {"keep", true}});
@@ -773,7 +812,10 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   }
 
   // --- Timing on the main config: interleaved with the baseline, L2 flushed, inputs rotated ---
-  std::vector<HostTensor> torch_inputs;  // the first timing set, for PyTorch's timing at the end
+  // The first timing set, for PyTorch's timing at the end: its values (host data) or its draw
+  // descriptors (device data: the oracle's runner draws it again and lends it to the bridge).
+  std::vector<HostTensor> torch_inputs;
+  json torch_set;
   if (opts.time) {
     next_phase("timing");
     const Config& c = task.main();
@@ -800,10 +842,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
         (k < nsets ? jsets.push_back(*g) : void(jfinal = *g));
       }
       for (auto& sl : slots) jouts[sl] = *output_descs(task, c);
-      if (opts.torch_time && !task.torch_reference.empty()) {
-        auto ins = generate_inputs(task, c, v.seed + 7777, false);  // = set 0, for PyTorch's timing
-        if (ins) torch_inputs = std::move(*ins);
-      }
+      if (opts.torch_time && !task.torch_reference.empty()) torch_set = jsets[0];
     }
     for (int k = 0; k < (dev_data ? 0 : nsets + 1); ++k) {
       auto ins = timed("inputs", [&] { return generate_inputs(task, c, v.seed + 7777 + static_cast<uint64_t>(k), false); });
@@ -1018,14 +1057,32 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
 
   // --- The task's PyTorch side on the same inputs, once kevo's own processes are gone ---
   if (opts.torch_time && v.timing && v.outcome == Outcome::Pass && !task.torch_reference.empty() &&
-      !torch_inputs.empty()) {
+      (!torch_inputs.empty() || !torch_set.is_null())) {
     next_phase("pytorch");
-    cand_runner.reset();  // waits for the runners to exit: the GPU is idle for PyTorch
-    oracle_runner.reset();
+    cand_runner.reset();  // waits for the candidate's runner to exit: the GPU is idle for PyTorch
     interop::TorchTimingOptions to;
     to.device = opts.torch_device;
     to.budget_s = opts.time_budget_s;
-    auto r = interop::time_torch(task, torch_inputs, to, bridge ? &*bridge : nullptr);
+    Result<interop::TimeResult> r = fail("not timed");
+    if (!torch_set.is_null()) {
+      // Device data: the oracle's runner, idle, keeps only the lent inputs while PyTorch runs.
+      auto rel = oracle_runner->call({{"cmd", "release"}, {"prefixes", json::array({""})}}, 60s);
+      auto m = rel ? oracle_runner->call({{"cmd", "materialize"}, {"inputs", torch_set}, {"outputs", json::array()}},
+                                         opts.call_timeout * 3)
+                   : Result<json>(rel.unexpected());
+      if (!m || !m->value("ok", false)) {
+        r = fail("the oracle's runner could not draw the inputs for PyTorch: {}",
+                 m ? m->value("error", m->dump()) : m.error().message);
+      } else {
+        r = interop::time_torch_on_device(task, device_tensors(torch_set, (*m)["inputs_ipc"]), to,
+                                          bridge ? &*bridge : nullptr);
+        (void)oracle_runner->call({{"cmd", "collect"}}, 60s);
+      }
+    } else {
+      oracle_runner.reset();
+      r = interop::time_torch(task, torch_inputs, to, bridge ? &*bridge : nullptr);
+    }
+    oracle_runner.reset();
     if (r) {
       v.timing->pytorch = std::move(*r);
     } else {

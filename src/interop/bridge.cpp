@@ -358,22 +358,19 @@ Result<Description> TorchBridge::describe(bool stats) {
   return d;
 }
 
-Status TorchBridge::build_args(const std::vector<HostTensor>& inputs,
+Status TorchBridge::build_args(const std::vector<std::pair<std::string, DType>>& tensors, const PutTensor& put,
                                const std::map<std::string, double>& scalars, ojson& req) {
   if (!desc_) {
     auto d = describe(false);
     if (!d) return d.unexpected();
   }
-  std::map<std::string, const HostTensor*> by_name;
-  for (const auto& t : inputs) by_name[t.name] = &t;
-  auto put = [&](const HostTensor& t, const std::string& torch_dtype) {
-    fs::path f = dir_ / fmt::format("in{}.npy", file_counter_++);
-    files_.push_back(f);
-    auto s = write_npy(f, t);
-    ojson j = {{"name", t.name}, {"file", f.string()}, {"dtype", dtype_name(t.dtype)}};
-    if (torch_dtype == "bool") j["torch_dtype"] = "bool";
-    if (!s) return std::pair<Status, ojson>{s, j};
-    return std::pair<Status, ojson>{Status{}, j};
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < tensors.size(); ++i) by_name[tensors[i].first] = i;
+  auto entry = [&](size_t i, const std::string& torch_dtype) -> Result<ojson> {
+    auto j = put(i);
+    if (!j) return j.unexpected();
+    if (torch_dtype == "bool") (*j)["torch_dtype"] = "bool";
+    return j;
   };
   req["args"] = ojson::array();
   req["weights"] = ojson::array();
@@ -387,20 +384,21 @@ Status TorchBridge::build_args(const std::vector<HostTensor>& inputs,
     }
     auto it = by_name.find(a.name);
     if (it == by_name.end()) return fail("no tensor for argument '{}' of the PyTorch reference", a.name);
-    if (it->second->dtype != a.tensor.dtype)
-      return fail("argument '{}': {} given, the reference takes {}", a.name,
-                  dtype_name(it->second->dtype), dtype_name(a.tensor.dtype));
-    auto [s, j] = put(*it->second, a.tensor.torch_dtype);
-    if (!s) return s;
-    req["args"].push_back(j);
+    DType given = tensors[it->second].second;
+    if (given != a.tensor.dtype)
+      return fail("argument '{}': {} given, the reference takes {}", a.name, dtype_name(given),
+                  dtype_name(a.tensor.dtype));
+    auto j = entry(it->second, a.tensor.torch_dtype);
+    if (!j) return j.unexpected();
+    req["args"].push_back(*j);
     by_name.erase(it);
   }
   for (const auto& w : desc_->weights) {
     auto it = by_name.find(w.name);
     if (it == by_name.end()) continue;  // the module keeps its own value
-    auto [s, j] = put(*it->second, w.torch_dtype);
-    if (!s) return s;
-    req["weights"].push_back(j);
+    auto j = entry(it->second, w.torch_dtype);
+    if (!j) return j.unexpected();
+    req["weights"].push_back(*j);
     by_name.erase(it);
   }
   if (!by_name.empty()) {
@@ -411,12 +409,32 @@ Status TorchBridge::build_args(const std::vector<HostTensor>& inputs,
   return {};
 }
 
+namespace {
+
+std::vector<std::pair<std::string, DType>> names_of(const std::vector<HostTensor>& ts) {
+  std::vector<std::pair<std::string, DType>> out;
+  for (const auto& t : ts) out.emplace_back(t.name, t.dtype);
+  return out;
+}
+
+std::vector<std::pair<std::string, DType>> names_of(const std::vector<DeviceTensor>& ts) {
+  std::vector<std::pair<std::string, DType>> out;
+  for (const auto& t : ts) out.emplace_back(t.name, t.dtype);
+  return out;
+}
+
+ojson handle_entry(const DeviceTensor& t) {
+  return {{"name", t.name}, {"ipc", t.ipc}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}};
+}
+
+}  // namespace
+
 Result<std::vector<HostTensor>> TorchBridge::run(const std::vector<HostTensor>& inputs,
                                                  const std::map<std::string, double>& scalars,
                                                  const std::string& device) {
   ojson req = {{"op", "run"}, {"device", device}, {"out_dir", dir_.string()},
                {"out_prefix", fmt::format("out{}_", file_counter_++)}};
-  auto s = build_args(inputs, scalars, req);
+  auto s = build_args(names_of(inputs), [&](size_t i) { return npy_entry(inputs[i]); }, scalars, req);
   if (!s) {
     cleanup_files();
     return s.unexpected();
@@ -444,9 +462,25 @@ Result<std::vector<HostTensor>> TorchBridge::run(const std::vector<HostTensor>& 
   return outs;
 }
 
-Result<TimeResult> TorchBridge::time(const std::vector<HostTensor>& inputs,
-                                     const std::map<std::string, double>& scalars,
-                                     const TimeOptions& opts) {
+Status TorchBridge::run_ipc(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs,
+                            const std::map<std::string, double>& scalars, const std::string& device) {
+  ojson req = {{"op", "run_ipc"}, {"device", device}, {"outputs", ojson::array()}};
+  for (const auto& o : outputs) req["outputs"].push_back(handle_entry(o));
+  KEVO_TRY(build_args(names_of(inputs), [&](size_t i) -> Result<ojson> { return handle_entry(inputs[i]); },
+                      scalars, req));
+  auto r = request(req);
+  if (!r) return r.unexpected();
+  return {};
+}
+
+Result<ojson> TorchBridge::npy_entry(const HostTensor& t) {
+  fs::path f = dir_ / fmt::format("in{}.npy", file_counter_++);
+  files_.push_back(f);
+  KEVO_TRY(write_npy(f, t));
+  return ojson{{"name", t.name}, {"file", f.string()}, {"dtype", dtype_name(t.dtype)}};
+}
+
+ojson TorchBridge::time_request(const TimeOptions& opts) const {
   ojson req = {{"op", "time"},          {"device", opts.device},     {"warmup", opts.warmup},
                {"min_reps", opts.min_reps}, {"max_reps", opts.max_reps}, {"budget_s", opts.budget_s},
                {"modes", opts.modes}};
@@ -454,25 +488,21 @@ Result<TimeResult> TorchBridge::time(const std::vector<HostTensor>& inputs,
     req["extension"] = {{"path", fs::absolute(opts.extension).string()}};
     if (!opts.build_root.empty()) req["extension"]["build_root"] = fs::absolute(opts.build_root).string();
   }
-  auto s = build_args(inputs, scalars, req);
-  if (!s) {
-    cleanup_files();
-    return s.unexpected();
-  }
-  auto r = request(req, opts.timeout);
-  cleanup_files();
-  if (!r) return r.unexpected();
+  return req;
+}
+
+TimeResult TorchBridge::time_result(const ojson& r, const TimeOptions& opts) const {
   TimeResult tr;
-  tr.device = r->value("device", opts.device);
-  if ((*r)["device_name"].is_string()) tr.device_name = (*r)["device_name"].get<std::string>();
+  tr.device = r.value("device", opts.device);
+  if (r.contains("device_name") && r["device_name"].is_string()) tr.device_name = r["device_name"].get<std::string>();
   for (const auto& m : opts.modes) {
     TimedMode t;
-    if (!r->contains(m)) {
+    if (!r.contains(m)) {
       t.error = "not measured";
-    } else if ((*r)[m].contains("error")) {
-      t.error = (*r)[m]["error"].is_string() ? (*r)[m]["error"].get<std::string>() : "error";
+    } else if (r[m].contains("error")) {
+      t.error = r[m]["error"].is_string() ? r[m]["error"].get<std::string>() : "error";
     } else {
-      const auto& j = (*r)[m];
+      const auto& j = r[m];
       t.ok = true;
       t.median_ms = j.value("median_ms", 0.0);
       t.ci_low_ms = j.value("ci_low_ms", 0.0);
@@ -483,6 +513,32 @@ Result<TimeResult> TorchBridge::time(const std::vector<HostTensor>& inputs,
     tr.modes[m] = t;
   }
   return tr;
+}
+
+Result<TimeResult> TorchBridge::time(const std::vector<HostTensor>& inputs,
+                                     const std::map<std::string, double>& scalars,
+                                     const TimeOptions& opts) {
+  ojson req = time_request(opts);
+  auto s = build_args(names_of(inputs), [&](size_t i) { return npy_entry(inputs[i]); }, scalars, req);
+  if (!s) {
+    cleanup_files();
+    return s.unexpected();
+  }
+  auto r = request(req, opts.timeout);
+  cleanup_files();
+  if (!r) return r.unexpected();
+  return time_result(*r, opts);
+}
+
+Result<TimeResult> TorchBridge::time(const std::vector<DeviceTensor>& inputs,
+                                     const std::map<std::string, double>& scalars,
+                                     const TimeOptions& opts) {
+  ojson req = time_request(opts);
+  KEVO_TRY(build_args(names_of(inputs), [&](size_t i) -> Result<ojson> { return handle_entry(inputs[i]); },
+                      scalars, req));
+  auto r = request(req, opts.timeout);
+  if (!r) return r.unexpected();
+  return time_result(*r, opts);
 }
 
 }  // namespace kevo::interop

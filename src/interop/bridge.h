@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -69,6 +70,17 @@ struct Description {
   std::vector<BridgeTensor> weights, outputs;
 };
 
+// A tensor that lies in another process's memory and is used there in place (the device data
+// plane): `ipc` is a CUDA IPC handle in hex as kevo-runner exports it (device "cuda"); the fake
+// runner of the CPU tests passes the absolute path of a file holding the bytes instead (device
+// "cpu"). Contiguous, of `dtype` and `shape`.
+struct DeviceTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string ipc;
+};
+
 struct TimeOptions {
   std::vector<std::string> modes{"eager", "compile"};  // and "extension"
   std::string device = "cuda";                          // "cpu": time.perf_counter instead of CUDA events
@@ -113,6 +125,12 @@ class TorchBridge {
   Result<std::vector<HostTensor>> run(const std::vector<HostTensor>& inputs,
                                       const std::map<std::string, double>& scalars = {},
                                       const std::string& device = "cpu");
+  // The same on tensors in another process's buffers (op `run_ipc`): the inputs are used in
+  // place, and the reference's outputs are copied into `outputs` (in order, checked against their
+  // dtypes and numels); no tensor crosses the host. The bridge synchronizes and closes every handle
+  // before it replies.
+  Status run_ipc(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs,
+                 const std::map<std::string, double>& scalars = {}, const std::string& device = "cuda");
   // Times eager (and torch.compile, and an extension) forward with CUDA events (perf_counter on
   // device "cpu"), a cache flush before every call and the median of many calls. A mode that
   // cannot run (torch.compile missing, the extension does not build) is an error in its TimedMode;
@@ -120,6 +138,9 @@ class TorchBridge {
   Result<TimeResult> time(const std::vector<HostTensor>& inputs,
                           const std::map<std::string, double>& scalars = {},
                           const TimeOptions& opts = {});
+  // The same on tensors in another process's buffers (used in place, as run_ipc).
+  Result<TimeResult> time(const std::vector<DeviceTensor>& inputs,
+                          const std::map<std::string, double>& scalars, const TimeOptions& opts);
   // Asks the bridge to exit; kills it if it does not within a few seconds. Idempotent.
   void stop();
 
@@ -133,8 +154,14 @@ class TorchBridge {
   Result<ojson> receive(std::chrono::steady_clock::time_point deadline, const std::string& op);
   void drain_stderr();
   void kill_child();
-  Status build_args(const std::vector<HostTensor>& inputs,
-                           const std::map<std::string, double>& scalars, ojson& req);
+  // A request's tensor by its index in the caller's list: its JSON entry (a file written or a
+  // handle named).
+  using PutTensor = std::function<Result<ojson>(size_t)>;
+  Status build_args(const std::vector<std::pair<std::string, DType>>& tensors, const PutTensor& put,
+                    const std::map<std::string, double>& scalars, ojson& req);
+  Result<ojson> npy_entry(const HostTensor& t);  // writes t as a .npy file of this session
+  ojson time_request(const TimeOptions& opts) const;
+  TimeResult time_result(const ojson& reply, const TimeOptions& opts) const;
   void cleanup_files();
 
   Child child_;

@@ -30,16 +30,28 @@ Result<std::vector<std::string>> torch_size_dims(const Task& task) {
   return out;
 }
 
+Status TorchOracle::load_for(const Config& c) {
+  if (loaded_ && loaded_config_ == c.name) return {};
+  std::map<std::string, int64_t> dims;
+  for (const auto& d : size_dims_) dims[d] = c.dims.at(d);
+  loaded_ = false;
+  KEVO_TRY(bridge_->load(reference_, dims));
+  loaded_ = true;
+  loaded_config_ = c.name;
+  return {};
+}
+
+Status TorchOracle::outputs_into(const Config& c, const std::vector<DeviceTensor>& inputs,
+                                 const std::vector<DeviceTensor>& outputs, const std::string& device) {
+  KEVO_TRY(load_for(c));
+  if (auto s = bridge_->run_ipc(inputs, outputs, {}, device); !s)
+    return fail("{}: config '{}': {}", reference_.string(), c.name, s.error().message);
+  return {};
+}
+
 Result<std::vector<HostTensor>> TorchOracle::outputs(const Config& c, const std::vector<HostTensor>& inputs,
                                                      const std::string& device) {
-  if (!loaded_ || loaded_config_ != c.name) {
-    std::map<std::string, int64_t> dims;
-    for (const auto& d : size_dims_) dims[d] = c.dims.at(d);
-    loaded_ = false;
-    KEVO_TRY(bridge_->load(reference_, dims));
-    loaded_ = true;
-    loaded_config_ = c.name;
-  }
+  KEVO_TRY(load_for(c));
   auto outs = bridge_->run(inputs, {}, device);
   if (!outs) return outs.unexpected();
   if (outs->size() != task_->outputs.size())

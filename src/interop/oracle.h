@@ -26,8 +26,14 @@ class TorchOracle {
   // names. Reloads the reference only when the config changes.
   Result<std::vector<HostTensor>> outputs(const Config& c, const std::vector<HostTensor>& inputs,
                                           const std::string& device = "cpu");
+  // The device data plane: `inputs` lie in kevo's oracle runner (IPC handles, task order) and the
+  // outputs are written into `outputs` there (the task's outputs, in order), where the runner's
+  // comparisons read them; the bridge checks the reference's dtypes and numels against them.
+  Status outputs_into(const Config& c, const std::vector<DeviceTensor>& inputs,
+                      const std::vector<DeviceTensor>& outputs, const std::string& device = "cuda");
 
  private:
+  Status load_for(const Config& c);
   TorchOracle(TorchBridge& b, const Task& t) : bridge_(&b), task_(&t) {}
   TorchBridge* bridge_;
   const Task* task_;

@@ -1,5 +1,6 @@
 #include "interop/torch_timing.h"
 
+#include <functional>
 #include <optional>
 
 #include "interop/oracle.h"
@@ -17,8 +18,14 @@ bool torch_unavailable(const Error& e) {
   return starts_with(e.message, "no Python with torch") || starts_with(e.message, "no CUDA");
 }
 
-Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& inputs,
-                              const TorchTimingOptions& o, TorchBridge* shared) {
+namespace {
+
+// One mode's `time` request on the caller's inputs (files or handles).
+using TimeCall = std::function<Result<TimeResult>(TorchBridge&, const std::map<std::string, double>&,
+                                                  const TimeOptions&)>;
+
+Result<TimeResult> time_modes(const Task& task, const TimeCall& call, const TorchTimingOptions& o,
+                              TorchBridge* shared) {
   if (task.torch_reference.empty())
     return fail("task '{}' has no torch_reference: it has no PyTorch side to time", task.name);
   if (task.configs.empty()) return fail("task '{}' has no configs", task.name);
@@ -85,7 +92,7 @@ Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& i
       t.extension = task.dir / task.torch_baseline;
       t.build_root = o.build_root.empty() ? cache_dir() / "torch_extensions" : o.build_root;
     }
-    auto r = b->time(inputs, scalars, t);
+    auto r = call(*b, scalars, t);
     if (!r) {
       slot.error = r.error().message;
       continue;
@@ -95,6 +102,22 @@ Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& i
     slot = r->modes[m];
   }
   return out;
+}
+
+}  // namespace
+
+Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& inputs,
+                              const TorchTimingOptions& o, TorchBridge* shared) {
+  return time_modes(
+      task, [&](TorchBridge& b, const auto& scalars, const TimeOptions& t) { return b.time(inputs, scalars, t); }, o,
+      shared);
+}
+
+Result<TimeResult> time_torch_on_device(const Task& task, const std::vector<DeviceTensor>& inputs,
+                                        const TorchTimingOptions& o, TorchBridge* shared) {
+  return time_modes(
+      task, [&](TorchBridge& b, const auto& scalars, const TimeOptions& t) { return b.time(inputs, scalars, t); }, o,
+      shared);
 }
 
 Result<TimeResult> time_torch_main(const Task& task, uint64_t seed, const TorchTimingOptions& opts,

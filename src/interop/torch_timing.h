@@ -44,6 +44,12 @@ struct TorchTimingOptions {
 Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& inputs,
                               const TorchTimingOptions& opts = {}, TorchBridge* bridge = nullptr);
 
+// The same on inputs that lie in kevo's oracle runner (IPC handles; the fake runner's files on
+// device "cpu"): used in place by the bridge, so no tensor crosses the host. A bridge restarted
+// after a mode killed it opens them again; they must stay exported until this returns.
+Result<TimeResult> time_torch_on_device(const Task& task, const std::vector<DeviceTensor>& inputs,
+                                        const TorchTimingOptions& opts = {}, TorchBridge* bridge = nullptr);
+
 // The same on inputs generated here for the main config from `seed` (kevo bench).
 Result<TimeResult> time_torch_main(const Task& task, uint64_t seed, const TorchTimingOptions& opts = {},
                                    TorchBridge* bridge = nullptr);

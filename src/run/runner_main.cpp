@@ -85,6 +85,9 @@ class Runner {
     if (cmd == "run") return run(req);
     if (cmd == "time") return time(req);
     if (cmd == "compare") return compare(req);
+    if (cmd == "materialize") return materialize_for_export(req);
+    if (cmd == "collect") return collect(req);
+    if (cmd == "release") return release_prefixes(req);
     if (cmd == "bandwidth") return bandwidth(req);
     if (cmd == "probe") return probe(req);
     return {{"ok", false}, {"error", "unknown command '" + cmd + "'"}};
@@ -288,6 +291,64 @@ class Runner {
       ins.push_back({{"differing_bytes", diff}});
     }
     return {{"ok", true}, {"outputs", outs}, {"inputs", ins}};
+  }
+
+  // materialize: the oracle's side of a run whose outputs a trusted process outside kevo-runner
+  // computes (the PyTorch bridge). The inputs are drawn into base/in/<name>, where a baseline run
+  // puts them; copies of them and poisoned output buffers are allocated under xfer/ and exported
+  // through CUDA IPC for that process. Only the xfer/ buffers are ever exported, and `collect`
+  // frees them before any candidate runs again: the buffers the comparisons read are never
+  // reachable from another process, and a reference that writes into its inputs changes only
+  // its copies.
+  json materialize_for_export(const json& req) {
+    init();
+    kevo::guard::Trusted trusted;
+    release_prefix("xfer/");
+    json ii = json::array(), oi = json::array();
+    for (const auto& d : req.value("inputs", json::array())) {
+      std::string name = d.at("name");
+      size_t n = d.at("nbytes");
+      void* p = buffer("base/in/" + name, n, false);
+      materialize(d, p);
+      void* x = buffer("xfer/in/" + name, n, false);
+      CUDA_OR_FATAL(cudaMemcpy(x, p, n, cudaMemcpyDeviceToDevice));
+      ii.push_back(export_ipc(x));
+    }
+    for (const auto& d : req.value("outputs", json::array())) {
+      size_t n = d.at("nbytes");
+      void* x = buffer("xfer/out/" + d.at("name").get<std::string>(), n, false);
+      CUDA_OR_FATAL(cudaMemset(x, 0xFF, n));
+      oi.push_back(export_ipc(x));
+    }
+    CUDA_OR_FATAL(cudaDeviceSynchronize());
+    return {{"ok", true}, {"inputs_ipc", ii}, {"outputs_ipc", oi}};
+  }
+
+  // collect: the outputs the outside process wrote into xfer/out/<name> become base/out/<name>
+  // (what compare reads as the reference), and every xfer/ buffer is freed (its handles die
+  // with it). Called with no outputs it only frees them.
+  json collect(const json& req) {
+    init();
+    for (const auto& d : req.value("outputs", json::array())) {
+      std::string name = d.at("name");
+      size_t n = d.at("nbytes");
+      auto it = bufs_.find("xfer/out/" + name);
+      if (it == bufs_.end() || it->second.bytes != n) {
+        release_prefix("xfer/");
+        return {{"ok", false}, {"error", "collect: no exported output '" + name + "' of " + std::to_string(n) + " bytes"}};
+      }
+      CUDA_OR_FATAL(cudaMemcpy(buffer("base/out/" + name, n, false), it->second.ptr, n, cudaMemcpyDeviceToDevice));
+    }
+    CUDA_OR_FATAL(cudaDeviceSynchronize());
+    release_prefix("xfer/");
+    return {{"ok", true}};
+  }
+
+  // release: frees the buffers whose keys start with any of `prefixes` ("" frees all), so that an
+  // idle runner holds no more device memory than it must (PyTorch's timing runs beside it).
+  json release_prefixes(const json& req) {
+    for (const auto& p : req.value("prefixes", json::array())) release_prefix(p.get<std::string>());
+    return {{"ok", true}};
   }
 
   Status_ check_arena(const json& req) {
@@ -641,6 +702,16 @@ class Runner {
     if (it == bufs_.end()) return;
     cudaFree(it->second.ptr);
     bufs_.erase(it);
+  }
+
+  void release_prefix(const std::string& prefix) {
+    for (auto it = bufs_.begin(); it != bufs_.end();)
+      if (it->first.rfind(prefix, 0) == 0) {
+        cudaFree(it->second.ptr);
+        it = bufs_.erase(it);
+      } else {
+        ++it;
+      }
   }
 
   kevo::Arena arena_;

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "check/evaluator.h"
 #include "interop/bridge.h"
@@ -92,4 +93,186 @@ TEST_F(TorchTimingEval, NotAskedForNotTimed) {
   EXPECT_FALSE(v.timing->pytorch);
   EXPECT_TRUE(v.timing->pytorch_note.empty());
   EXPECT_FALSE(v.to_json()["timing"].contains("pytorch"));
+}
+
+// The PyTorch oracle (oracle = "torch") on the device data plane, end to end without a GPU: the
+// fake runner draws the inputs into its buffers and lends copies and output buffers as files
+// (its stand-in for CUDA IPC), the bridge runs the module on them in place on the CPU and writes
+// its outputs there, and the oracle's runner compares the candidate's buffers with those. Every
+// verdict is checked against the host data path (.npy files through the bridge) as well.
+namespace {
+
+class TorchOracleEval : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
+    if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
+    auto py = interop::find_torch_python();
+    if (!py) GTEST_SKIP() << "needs python3 with torch and numpy: " << py.error().message;
+    setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+    setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+    dir_ = fs::path(testing::TempDir()) /
+           (std::string("kevo-torch-oracle-") + testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::copy_file(kDir / "scale2" / "baseline.cu", dir_ / "baseline.cu");
+    auto toml = read_file(kDir / "scale2" / "task.toml");
+    ASSERT_TRUE(toml);
+    std::ofstream(dir_ / "task.toml") << "oracle = \"torch\"\ntorch_reference = \"reference.py\"\n" << *toml;
+    reference("return 2 * x");
+    cmds_ = dir_ / "runner-commands.txt";
+  }
+  void TearDown() override {
+    unsetenv("KEVO_FAKE_RUNNER_CMDS");
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  // The module's body (module_fn(x)); a helper that raises is there for the traceback test.
+  void reference(const std::string& body) {
+    std::ofstream(dir_ / "reference.py") << "import torch\n\nN = 4096\n\n\ndef helper(x):\n"
+                                            "    raise ValueError('kevo-test: the module is broken on purpose')\n\n\n"
+                                            "def module_fn(x):\n    "
+                                         << body << "\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n";
+  }
+  fs::path candidate(const std::string& behaviour) {
+    auto base = read_file(kDir / "scale2" / "baseline.cu");
+    fs::path p = dir_ / ("cand_" + behaviour + ".cu");
+    std::ofstream(p) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: " << behaviour
+                     << "\";\n";
+    return p;
+  }
+  EvalOptions options(const std::string& behaviour, bool device_data) {
+    EvalOptions o;
+    o.candidate = candidate(behaviour);
+    o.seeds = 1;
+    o.seed = 42;
+    o.time_budget_s = 0.5;
+    o.call_timeout = std::chrono::milliseconds(3000);
+    o.torch_device = "cpu";
+    o.device_data = device_data;
+    return o;
+  }
+  // Evaluates on both data paths; both must reach `outcome` with `reason`. Returns the device one.
+  Verdict both(const std::string& behaviour, Outcome outcome, const std::string& reason) {
+    auto task = load_task(dir_);
+    EXPECT_TRUE(task) << task.error().message;
+    if (!task) return {};
+    fs::remove(cmds_);
+    setenv("KEVO_FAKE_RUNNER_CMDS", cmds_.c_str(), 1);
+    Verdict v = evaluate(*task, options(behaviour, true));
+    unsetenv("KEVO_FAKE_RUNNER_CMDS");
+    Verdict h = evaluate(*task, options(behaviour, false));
+    for (const Verdict* x : {&v, &h}) {
+      EXPECT_EQ(outcome_name(x->outcome), std::string(outcome_name(outcome))) << x->to_text();
+      EXPECT_EQ(x->reason, reason) << x->to_text();
+    }
+    return v;
+  }
+  // Commands the runners received during the device-data eval, by name.
+  std::map<std::string, int> commands() const {
+    std::map<std::string, int> n;
+    std::ifstream f(cmds_);
+    std::string pid, cmd;
+    while (f >> pid >> cmd) ++n[cmd];
+    return n;
+  }
+  fs::path dir_, cmds_;
+};
+
+}  // namespace
+
+TEST_F(TorchOracleEval, CorrectCandidatePassesOnDeviceData) {
+  Verdict v = both("pass", Outcome::Pass, "");
+  ASSERT_EQ(v.configs.size(), 4u);
+  for (const auto& c : v.configs) EXPECT_EQ(c.draws, 3) << c.config;  // seed 0 twice, seed 1 wide
+  // Inputs drawn and outputs compared by the runners: the checker moved no tensor.
+  for (const char* w : {"oracle", "candidate", "compare", "timing_session"})
+    EXPECT_TRUE(v.work.count(w)) << w << "\n" << v.to_text();
+  EXPECT_FALSE(v.work.count("arena")) << v.to_text();
+  EXPECT_FALSE(v.work.count("inputs")) << v.to_text();
+  // PyTorch computed every reference: one lend and one collect per draw of each config, plus the
+  // last timed iteration's; the oracle's runner never ran a kernel of its own.
+  auto n = commands();
+  EXPECT_EQ(n["materialize"], 4 * 2 + 1);
+  EXPECT_EQ(n["collect"], n["materialize"]);
+  EXPECT_EQ(n["compare"], 4 * 3 + 1);
+  EXPECT_EQ(n["load"], 2);  // the candidate and the baseline, both in the candidate's runner
+}
+
+TEST_F(TorchOracleEval, WrongElementIsNamedWhereItIs) {
+  Verdict v = both("wrong_late", Outcome::Incorrect, "mismatch");
+  // The smallest config first (tiny, N = 33): element 31 is off by one.
+  EXPECT_NE(v.message.find("config 'tiny' seed 0: output 'y': 1 of 33 elements wrong; first at [31]"),
+            std::string::npos)
+      << v.message;
+}
+
+TEST_F(TorchOracleEval, UnwrittenOutputIsNamed) {
+  Verdict v = both("noop", Outcome::Incorrect, "unwritten");
+  EXPECT_NE(v.message.find("never written"), std::string::npos) << v.message;
+  both("partial", Outcome::Incorrect, "unwritten");
+}
+
+TEST_F(TorchOracleEval, ModifiedInputIsFound) { both("mutate", Outcome::Incorrect, "input_modified"); }
+
+TEST_F(TorchOracleEval, ModuleThatRaisesComesBackWithItsTraceback) {
+  reference("return helper(x)");
+  Verdict v = both("pass", Outcome::InfraError, "oracle");
+  EXPECT_NE(v.message.find("the PyTorch reference failed on config 'tiny'"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("ValueError: kevo-test: the module is broken on purpose"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("Python traceback"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("reference.py\", line 7, in helper"), std::string::npos) << v.message;
+  // What was lent is taken back even when the module failed.
+  auto n = commands();
+  EXPECT_EQ(n["materialize"], 1);
+  EXPECT_EQ(n["collect"], 1);
+}
+
+TEST_F(TorchOracleEval, OutputOfAnotherDtypeIsTheReferencesFault) {
+  reference("return (2 * x).half()");
+  Verdict v = both("pass", Outcome::InfraError, "oracle");
+  EXPECT_NE(v.message.find("output 0 is f16, the task declares f32"), std::string::npos) << v.message;
+}
+
+// The reference may write into its inputs (in-place ops): on device data it gets copies, so the
+// candidate's untouched inputs still equal the oracle's.
+TEST_F(TorchOracleEval, InPlaceReferenceDoesNotTouchTheComparedInputs) {
+  reference("return x.mul_(2)");
+  both("pass", Outcome::Pass, "");
+}
+
+TEST_F(TorchOracleEval, BaselineCheckedAgainstPyTorch) {
+  auto task = load_task(dir_);
+  ASSERT_TRUE(task) << task.error().message;
+  for (bool dev : {true, false}) {
+    EvalOptions o = options("pass", dev);
+    o.baseline_mode = true;
+    Verdict v = evaluate(*task, o);
+    EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+    ASSERT_TRUE(v.timing);
+    EXPECT_FALSE(v.timing->has_baseline);  // the baseline is the candidate: timed alone
+  }
+}
+
+TEST_F(TorchOracleEval, PyTorchTimedOnInputsLentByTheRunner) {
+  auto task = load_task(dir_);
+  ASSERT_TRUE(task) << task.error().message;
+  for (bool dev : {true, false}) {
+    fs::remove(cmds_);
+    setenv("KEVO_FAKE_RUNNER_CMDS", cmds_.c_str(), 1);
+    EvalOptions o = options("pass", dev);
+    o.torch_time = true;
+    Verdict v = evaluate(*task, o);
+    unsetenv("KEVO_FAKE_RUNNER_CMDS");
+    ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+    ASSERT_TRUE(v.timing);
+    ASSERT_TRUE(v.timing->pytorch) << v.timing->pytorch_note;
+    const auto& eager = v.timing->pytorch->modes.at("eager");
+    EXPECT_TRUE(eager.ok) << eager.error;
+    EXPECT_GT(eager.median_ms, 0);
+    auto n = commands();
+    // Device data: the idle oracle's runner frees its buffers and lends the first timing set.
+    EXPECT_EQ(n["release"], dev ? 1 : 0);
+    EXPECT_EQ(n["materialize"], dev ? 4 * 2 + 2 : 0);
+  }
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <fstream>
 
 #include "interop/bridge.h"
@@ -196,6 +197,96 @@ TEST(Bridge, TimesOnCudaWhenPresent) {
   ASSERT_TRUE(t->modes["eager"].ok) << t->modes["eager"].error;
   EXPECT_GT(t->modes["eager"].median_ms, 0);
   EXPECT_LE(t->modes["eager"].ci_low_ms, t->modes["eager"].median_ms);
+}
+
+// Tensors in another process's buffers (run_ipc, and time on DeviceTensors): here the fake
+// runner's stand-in for CUDA IPC handles, files holding the bytes, used in place on the CPU.
+struct Lent {
+  fs::path dir;
+  DeviceTensor put(const HostTensor& t) const {
+    fs::path f = dir / (t.name + ".bin");
+    std::ofstream(f, std::ios::binary).write(reinterpret_cast<const char*>(t.bytes.data()),
+                                             static_cast<std::streamsize>(t.bytes.size()));
+    return {t.name, t.dtype, t.shape, f.string()};
+  }
+  DeviceTensor poisoned(const std::string& name, DType dt, std::vector<int64_t> shape) const {
+    HostTensor t = make_tensor(name, dt, shape);
+    std::fill(t.bytes.begin(), t.bytes.end(), uint8_t{0xFF});
+    return put(t);
+  }
+  static HostTensor read(const DeviceTensor& d) {
+    HostTensor t = make_tensor(d.name, d.dtype, d.shape);
+    std::ifstream(d.ipc, std::ios::binary)
+        .read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+    return t;
+  }
+};
+
+TEST(Bridge, RunIpcComputesIntoTheGivenBuffers) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  testing::TempDir tmp;
+  Lent lent{tmp.path};
+  ASSERT_TRUE(b->load(data("dtypes.py"), {{"n", 9}}));
+  std::vector<HostTensor> host = {
+      filled("a", DType::BF16, {9}, [](size_t i) { return static_cast<double>(i) / 4; }),
+      filled("b", DType::F16, {9}, [](size_t i) { return -static_cast<double>(i); }),
+      filled("c", DType::I32, {9}, [](size_t) { return 1.0; }),
+      filled("d", DType::I64, {9}, [](size_t) { return 2.0; }),
+      filled("e", DType::U8, {9}, [](size_t i) { return static_cast<double>(i); }),
+      filled("mask", DType::U8, {9}, [](size_t i) { return i % 2 ? 1.0 : 0.0; })};
+  std::vector<DeviceTensor> ins;
+  for (const auto& h : host) ins.push_back(lent.put(h));
+  std::vector<DeviceTensor> outs = {lent.poisoned("out0", DType::BF16, {9}), lent.poisoned("out1", DType::F16, {9})};
+  auto s = b->run_ipc(ins, outs, {}, "cpu");
+  ASSERT_TRUE(s) << s.error().message;
+  HostTensor o0 = Lent::read(outs[0]), o1 = Lent::read(outs[1]);
+  for (size_t i = 0; i < 9; ++i) {
+    double v = static_cast<double>(i) / 2 - static_cast<double>(i) + 3 + static_cast<double>(i);
+    EXPECT_EQ(o0.at(i), v) << i;
+    EXPECT_EQ(o1.at(i), i % 2 ? v : 0.0) << i;
+  }
+  for (size_t k = 0; k < host.size(); ++k) EXPECT_EQ(Lent::read(ins[k]).bytes, host[k].bytes) << host[k].name;
+  // What does not fit the buffers is the reference's error, named.
+  struct Case {
+    std::vector<DeviceTensor> outs;
+    const char* expect;
+  };
+  for (const Case& c :
+       {Case{{outs[0]}, "the PyTorch reference returns 2 outputs, the task declares 1"},
+        Case{{lent.poisoned("x0", DType::F32, {9}), outs[1]}, "output 0 is bf16, the task declares f32"},
+        Case{{lent.poisoned("x1", DType::BF16, {8}), outs[1]}, "output 0 has 9 elements, the task declares 8"},
+        Case{{DeviceTensor{"x2", DType::BF16, {9}, std::string(128, 'a')}, outs[1]},
+             "output 0: a CUDA IPC handle needs device cuda, not 'cpu'"}}) {
+    auto bad = b->run_ipc(ins, c.outs, {}, "cpu");
+    ASSERT_FALSE(bad) << c.expect;
+    EXPECT_NE(bad.error().message.find(c.expect), std::string::npos) << bad.error().message;
+  }
+  auto small = ins;
+  small[0].shape = {12};
+  auto bad = b->run_ipc(small, outs, {}, "cpu");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("holds 18 bytes, the tensor needs 24"), std::string::npos) << bad.error().message;
+  if (!b->info().cuda) {
+    auto r = b->run_ipc(ins, outs, {}, "cuda");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("no CUDA"), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(b->alive());
+}
+
+TEST(Bridge, TimeTakesTensorsInPlace) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  testing::TempDir tmp;
+  Lent lent{tmp.path};
+  ASSERT_TRUE(b->load(data("kb_gelu.py"), {{"n", 10}}));
+  TimeOptions o;
+  o.device = "cpu";
+  o.modes = {"eager"};
+  o.budget_s = 0.2;
+  auto t = b->time({lent.put(filled("x", DType::F32, {10}, [](size_t) { return 1.0; }))}, {}, o);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_TRUE(t->modes["eager"].ok) << t->modes["eager"].error;
+  EXPECT_GT(t->modes["eager"].median_ms, 0);
 }
 
 TEST(Bridge, HungReferenceIsKilledAtTheDeadline) {

@@ -53,12 +53,23 @@ def draw(g, n):
     return out
 
 
+lent = {}      # xfer/ key -> its "IPC" file (materialize lends them, collect takes them back)
+
+
 def export(key):
-    """A stand-in for a CUDA IPC handle: the buffer's bytes in a file the other process reads."""
+    """A stand-in for a CUDA IPC handle: the buffer's bytes in a file the other process reads (and,
+    for buffers lent by materialize, writes)."""
     fd, path = tempfile.mkstemp(prefix='kevo-fake-ipc-')
     os.write(fd, bufs[key].tobytes())
     os.close(fd)
     return path
+
+
+def release(prefix):
+    for k in [k for k in bufs if k.startswith(prefix)]:
+        del bufs[k]
+    for k in [k for k in lent if k.startswith(prefix)]:
+        os.remove(lent.pop(k))
 
 
 def opened(handle):
@@ -122,6 +133,8 @@ def compute(b, x, y, placement, poison):
         y[i] = 2.0 * x[i]
     if b == 'wrong':
         y[0] += 1.0
+    if b == 'wrong_late' and n > 1:
+        y[n - 2] += 1.0
     if b == 'nondet' and placement == 1:
         y[n // 2] += 0.5
 
@@ -203,6 +216,35 @@ def handle(msg):
         return {'ok': True, 'tflops': {'0': 10.0, '1': 100.0}}
     if cmd == 'run' and msg.get('keep'):
         return run_device(msg)
+    if cmd == 'materialize':  # inputs drawn into base/in; copies and poisoned outputs lent under xfer/
+        release('xfer/')
+        ii, oi = [], []
+        for d in msg.get('inputs', []):
+            x = draw(d['gen'], d['nbytes'] // 4)
+            bufs['base/in/' + d['name']] = x
+            bufs['xfer/in/' + d['name']] = array.array('f', x)
+            lent['xfer/in/' + d['name']] = export('xfer/in/' + d['name'])
+            ii.append(lent['xfer/in/' + d['name']])
+        for d in msg.get('outputs', []):
+            y = array.array('f')
+            y.frombytes(b'\xff' * d['nbytes'])
+            bufs['xfer/out/' + d['name']] = y
+            lent['xfer/out/' + d['name']] = export('xfer/out/' + d['name'])
+            oi.append(lent['xfer/out/' + d['name']])
+        return {'ok': True, 'inputs_ipc': ii, 'outputs_ipc': oi}
+    if cmd == 'collect':  # what the other process wrote becomes base/out; the lent files go
+        for d in msg.get('outputs', []):
+            y = opened(lent['xfer/out/' + d['name']])
+            if len(y) * 4 != d['nbytes']:
+                release('xfer/')
+                return {'ok': False, 'error': 'collect: wrong size of ' + d['name']}
+            bufs['base/out/' + d['name']] = y
+        release('xfer/')
+        return {'ok': True}
+    if cmd == 'release':
+        for p in msg.get('prefixes', []):
+            release(p)
+        return {'ok': True}
     if cmd == 'compare':
         outs, ins = [], []
         for d in msg.get('outputs', []):
@@ -326,6 +368,9 @@ while True:
     if len(n) < 4:
         sys.exit(0)
     msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    if os.environ.get('KEVO_FAKE_RUNNER_CMDS'):  # tests check which commands an eval sends
+        with open(os.environ['KEVO_FAKE_RUNNER_CMDS'], 'a') as f:
+            f.write('%d %s\n' % (os.getpid(), msg.get('cmd')))
     reply = handle(msg)
     if 'exit_after' in state:  # gone before anyone can open its buffers (deterministic for tests)
         for f in state['exit_after']:

@@ -158,9 +158,15 @@ class Session:
             drv.ensure_context(self.device)
         ptr = drv.open(handle)
         self._ptrs.append(ptr)
+        dev = torch.device(self.device)
+        if dev.index is None:
+            dev = torch.device("cuda", torch.cuda.current_device())
         if nbytes == 0:
-            return torch.empty(0, dtype=torch.uint8, device=self.device)
-        return torch.as_tensor(_DeviceBytes(ptr, nbytes), device=self.device)
+            return torch.empty(0, dtype=torch.uint8, device=dev)
+        t = torch.as_tensor(_DeviceBytes(ptr, nbytes), device=dev)
+        if t.data_ptr() != ptr:  # a copy would leave the outputs unwritten: never silently
+            raise TensorError(f"{what}: torch copied the IPC buffer instead of using it in place")
+        return t
 
     def close(self):
         errors = []

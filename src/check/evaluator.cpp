@@ -271,6 +271,25 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
   return d;
 }
 
+Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed, const interop::TorchTimingOptions& o) {
+  if (task.torch_reference.empty())
+    return fail("task '{}' has no torch_reference: it has no PyTorch side to time", task.name);
+  if (task.configs.empty()) return fail("task '{}' has no configs", task.name);
+  auto py = interop::find_torch_python();  // before a runner and a draw are paid for
+  if (!py) return py.unexpected();
+  auto set = drawn_inputs(task, task.main(), seed, false);
+  if (!set) return set.unexpected();
+  auto runner = RunnerClient::start({});
+  if (!runner) return runner.unexpected();
+  auto m = (*runner)->call({{"cmd", "materialize"}, {"inputs", *set}, {"outputs", json::array()}}, 300s);
+  if (!m || !m->value("ok", false))
+    return fail("kevo-runner could not draw the inputs for PyTorch: {}",
+                m ? m->value("error", m->dump()) : m.error().message);
+  auto r = interop::time_torch_on_device(task, device_tensors(*set, (*m)["inputs_ipc"]), o);
+  (void)(*runner)->call({{"cmd", "collect"}}, 60s);
+  return r;
+}
+
 Verdict evaluate(const Task& task, const EvalOptions& opts) {
   auto t_start = Clock::now();
   Verdict v;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "check/verdict.h"
+#include "interop/torch_timing.h"
 #include "task/task.h"
 
 namespace kevo {
@@ -43,6 +44,12 @@ struct EvalOptions {
 };
 
 Verdict evaluate(const Task& task, const EvalOptions& opts);
+
+// A task's PyTorch side timed on main-config inputs drawn from `seed` on the GPU by a kevo-runner of
+// its own and lent to the bridge in place (kevo bench): the same values as
+// interop::time_torch_main's, without them crossing the host. Its errors are time_torch's.
+Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed,
+                                            const interop::TorchTimingOptions& opts = {});
 
 // The device's ceilings, measured once and cached per device (used by eval and doctor).
 Result<DeviceCeilings> device_ceilings(bool remeasure = false, const std::string& known_uuid = "");

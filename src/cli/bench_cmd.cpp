@@ -11,6 +11,7 @@
 
 #include "bench/runner.h"
 #include "bench/table.h"
+#include "check/evaluator.h"
 #include "cli/commands.h"
 #include "cli/task_arg.h"
 #include "evolve/marker_evaluator.h"
@@ -129,7 +130,7 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     setup.time_torch = [budget = opts.eval.time_budget_s](const Task& t) {
       interop::TorchTimingOptions o;
       o.budget_s = budget;
-      return interop::time_torch_main(t, /*seed=*/0x6b65766f, o);
+      return time_torch_lent(t, /*seed=*/0x6b65766f, o);  // inputs drawn on the GPU, used in place
     };
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   bool shown = false;

@@ -276,3 +276,27 @@ TEST_F(TorchOracleEval, PyTorchTimedOnInputsLentByTheRunner) {
     EXPECT_EQ(n["materialize"], dev ? 4 * 2 + 2 : 0);
   }
 }
+
+// kevo bench's PyTorch timing: a runner of its own draws the main config's inputs and lends them.
+TEST_F(TorchOracleEval, BenchTimesPyTorchOnInputsARunnerLends) {
+  auto task = load_task(dir_);
+  ASSERT_TRUE(task) << task.error().message;
+  setenv("KEVO_FAKE_RUNNER_CMDS", cmds_.c_str(), 1);
+  interop::TorchTimingOptions o;
+  o.device = "cpu";
+  o.compile = false;
+  o.budget_s = 0.2;
+  auto r = time_torch_lent(*task, 7, o);
+  unsetenv("KEVO_FAKE_RUNNER_CMDS");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->modes.at("eager").ok) << r->modes.at("eager").error;
+  auto n = commands();
+  EXPECT_EQ(n["materialize"], 1);
+  EXPECT_EQ(n["collect"], 1);
+  // A module that raises is that mode's error, with its traceback.
+  reference("return helper(x)");
+  r = time_torch_lent(*task, 7, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->modes.at("eager").error.find("kevo-test: the module is broken on purpose"), std::string::npos)
+      << r->modes.at("eager").error;
+}

@@ -54,6 +54,7 @@ def draw(g, n):
 
 
 lent = {}      # xfer/ key -> its "IPC" file (materialize lends them, collect takes them back)
+exported = []  # every "IPC" file this process made, removed when the checker closes the channel
 
 
 def export(key):
@@ -62,6 +63,7 @@ def export(key):
     fd, path = tempfile.mkstemp(prefix='kevo-fake-ipc-')
     os.write(fd, bufs[key].tobytes())
     os.close(fd)
+    exported.append(path)
     return path
 
 
@@ -366,6 +368,9 @@ def handle(msg):
 while True:
     n = req.read(4)
     if len(n) < 4:
+        for f in exported:
+            if os.path.exists(f):
+                os.remove(f)
         sys.exit(0)
     msg = json.loads(req.read(struct.unpack('<I', n)[0]))
     if os.environ.get('KEVO_FAKE_RUNNER_CMDS'):  # tests check which commands an eval sends

@@ -18,6 +18,12 @@ using namespace kevo;
 
 namespace {
 
+// The source tree: $KEVO_HOME on the GPU machine (the build's path may differ there).
+fs::path source_dir() {
+  const char* h = getenv("KEVO_HOME");
+  return h && *h ? fs::path(h) : fs::path(KEVO_SOURCE_DIR);
+}
+
 // y = x.transpose(1, 2) for x [B, S, H, D] in bf16; with BAD, element 7 of y is off by one.
 constexpr const char* kPermute = R"(#include <kevo/kernel.h>
 #include <cuda_bf16.h>
@@ -60,7 +66,7 @@ class TorchOracleGpu : public testing::Test {
   Task torch_task(const std::string& name, const std::string& reference) {
     dir_ = fs::path(testing::TempDir()) / ("kevo-torch-gpu-" + name);
     fs::remove_all(dir_);
-    fs::copy(fs::path(KEVO_SOURCE_DIR) / "tasks" / name, dir_, fs::copy_options::recursive);
+    fs::copy(source_dir() / "tasks" / name, dir_, fs::copy_options::recursive);
     auto toml = read_file(dir_ / "task.toml");
     EXPECT_TRUE(toml);
     std::ofstream(dir_ / "task.toml") << "oracle = \"torch\"\ntorch_reference = \"reference.py\"\n" << *toml;

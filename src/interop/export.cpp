@@ -104,7 +104,9 @@ def extension():
             name=@MODULE_PY@,
             sources=[os.path.join(HERE, "ext.cpp"), os.path.join(HERE, "kernel.cu")],
             extra_include_paths=[HERE],
-            extra_cflags=["-O2", "-std=c++17"],
+            # No -std here: torch picks the standard its headers were built with (C++20 from
+            # torch 2.11); ext.cpp built as C++17 against them crashed in a TORCH_CHECK message.
+            extra_cflags=["-O2"],
             extra_cuda_cflags=@CUDA_FLAGS@,
             verbose=os.environ.get("KEVO_VERBOSE") == "1",
         )
@@ -495,6 +497,7 @@ Status export_torch(const Task& task, const fs::path& kernel_cu, const fs::path&
   }
   std::string args_doc;
   for (const auto& t : task.inputs) args_doc += (args_doc.empty() ? "" : ", ") + t.name;
+  // kernel.cu includes only kevo/kernel.h: built as kevo built it when it checked it.
   json cuda_flags = {"-O3", "-std=c++17", "-lineinfo"};
   if (kernel->find("kevo: arch=sm_90a") != std::string::npos || kernel->find("wgmma") != std::string::npos ||
       kernel->find("setmaxnreg") != std::string::npos)

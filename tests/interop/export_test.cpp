@@ -84,6 +84,9 @@ TEST(Export, BundledTaskWithScalarsAndWeights) {
   auto loader = *read_file(tmp.path / "ext" / "loader.py");
   EXPECT_NE(loader.find("name=\"kevo_layernorm\""), std::string::npos);
   EXPECT_NE(loader.find("WEIGHT_PATHS = None"), std::string::npos);
+  // The wrapper (torch headers) gets torch's own C++ standard; forcing C++17 against torch 2.11's
+  // C++20 headers crashed at run time on the GPU.
+  EXPECT_NE(loader.find("extra_cflags=[\"-O2\"]"), std::string::npos) << loader;
   EXPECT_FALSE(fs::exists(tmp.path / "ext" / "reference.py"));
   syntax_check(tmp.path / "ext");
 }

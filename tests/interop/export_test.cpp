@@ -87,6 +87,16 @@ TEST(Export, BundledTaskWithScalarsAndWeights) {
   // The wrapper (torch headers) gets torch's own C++ standard; forcing C++17 against torch 2.11's
   // C++20 headers crashed at run time on the GPU.
   EXPECT_NE(loader.find("extra_cflags=[\"-O2\"]"), std::string::npos) << loader;
+  // Shapes in its error messages are formatted by the wrapper, never streamed as IntArrayRef...
+  auto ext_cpp = *read_file(tmp.path / "ext" / "ext.cpp");
+  EXPECT_EQ(ext_cpp.find("sizes(),"), std::string::npos) << ext_cpp;
+  EXPECT_EQ(ext_cpp.find("IntArrayRef"), std::string::npos) << ext_cpp;
+  EXPECT_NE(ext_cpp.find("kevo_shape(t.sizes().vec())"), std::string::npos) << ext_cpp;
+  // ... and no integer is streamed into a TORCH_CHECK message (see export.cpp).
+  EXPECT_NE(ext_cpp.find("std::to_string(ndim)"), std::string::npos) << ext_cpp;
+  EXPECT_NE(ext_cpp.find("std::to_string(rc)"), std::string::npos) << ext_cpp;
+  EXPECT_NE(ext_cpp.find("std::to_string(in.size())"), std::string::npos) << ext_cpp;
+  EXPECT_EQ(ext_cpp.find(", ndim,"), std::string::npos) << ext_cpp;
   EXPECT_FALSE(fs::exists(tmp.path / "ext" / "reference.py"));
   syntax_check(tmp.path / "ext");
 }

@@ -527,6 +527,14 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
       v.set(Outcome::CompileError, "load", l->value("error", "cannot load the candidate"));
       return finish();
     }
+    if (int b = l->value("threads_before", 0), a = l->value("threads_after", 0); a > b) {
+      std::string d = fmt::format("loading the candidate: the process had {} threads before and {} after: a "
+                                  "static constructor started a host thread",
+                                  b, a);
+      v.flags.push_back({"host_thread", d});
+      v.set(Outcome::Unsafe, "host_thread", d);
+      return finish();
+    }
     if (base_so) {
       auto lb = cand_runner->call({{"cmd", "load"}, {"slot", "base"}, {"path", base_so->so_path.string()}}, 60s);
       if (!lb || !lb->value("ok", false)) {

@@ -139,7 +139,11 @@ class Runner {
   json load(const json& req) {
     init();
     std::string slot = req.at("slot"), path = req.at("path");
+    // Threads are counted around dlopen too: one started by a static constructor would otherwise
+    // be in every call's "before" count and never show up as left running.
+    const int threads_before = count_threads();
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const int threads_after = count_threads();
     if (!h) return {{"ok", false}, {"error", std::string("cannot load: ") + dlerror()}};
     auto fn = reinterpret_cast<ForwardFn>(dlsym(h, "kevo_forward"));
     if (!fn)
@@ -148,7 +152,7 @@ class Runner {
                         "kevo_forward(const kevo_args* a))"}};
     fns_[slot] = fn;
     handles_[slot] = h;
-    return {{"ok", true}};
+    return {{"ok", true}, {"threads_before", threads_before}, {"threads_after", threads_after}};
   }
 
   // Device buffers keyed by name; reused while the size matches so a candidate sees the same

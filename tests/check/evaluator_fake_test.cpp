@@ -106,6 +106,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"timed_cache", Outcome::Incorrect, "timed_output"},
                     Case{"foreign_stream", Outcome::Unsafe, "foreign_stream"},
                     Case{"thread", Outcome::Unsafe, "host_thread"},
+                    Case{"load_thread", Outcome::Unsafe, "host_thread"},
                     Case{"hidden", Outcome::Unsafe, "hidden_work"},
                     Case{"too_fast", Outcome::Unsafe, "below_sol"},
                     Case{"rc", Outcome::Crash, "returned_error"},

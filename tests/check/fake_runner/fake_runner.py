@@ -210,8 +210,13 @@ def handle(msg):
     if cmd == 'load':
         data = open(msg['path'], 'rb').read()
         m = re.search(rb'fake-runner: ([a-z_]+)', data)
-        slots[msg['slot']] = m.group(1).decode() if m else 'pass'
-        return {'ok': True}
+        behaviour = m.group(1).decode() if m else 'pass'
+        slots[msg['slot']] = behaviour
+        before = len(os.listdir('/proc/self/task'))
+        if behaviour == 'load_thread':  # a static constructor that starts a host thread
+            import threading
+            threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()
+        return {'ok': True, 'threads_before': before, 'threads_after': len(os.listdir('/proc/self/task'))}
     if cmd == 'bandwidth':
         return {'ok': True, 'copy_gbps': 1000.0, 'copy_gbps_median': 1000.0}
     if cmd == 'probe':

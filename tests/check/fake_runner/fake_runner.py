@@ -57,10 +57,35 @@ lent = {}      # xfer/ key -> its "IPC" file (materialize lends them, collect ta
 exported = []  # every "IPC" file this process made, removed when the checker closes the channel
 
 
+IPC_PREFIX = 'kevo-fake-ipc-'
+
+
+def sweep_dead():
+    """Removes the stand-in files of fake runners that were killed (they cannot clean up): the
+    files carry their maker's pid."""
+    d = tempfile.gettempdir()
+    for name in os.listdir(d):
+        m = re.match(re.escape(IPC_PREFIX) + r'(\d+)-', name)
+        if not m:
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            try:
+                os.remove(os.path.join(d, name))
+            except OSError:
+                pass
+        except PermissionError:
+            pass
+
+
+sweep_dead()
+
+
 def export(key):
     """A stand-in for a CUDA IPC handle: the buffer's bytes in a file the other process reads (and,
     for buffers lent by materialize, writes)."""
-    fd, path = tempfile.mkstemp(prefix='kevo-fake-ipc-')
+    fd, path = tempfile.mkstemp(prefix='%s%d-' % (IPC_PREFIX, os.getpid()))
     os.write(fd, bufs[key].tobytes())
     os.close(fd)
     exported.append(path)

@@ -273,6 +273,9 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
               store::to_string(out->status), out->stop_reason.c_str());
   std::printf("candidates %d (valid %d)  gpu busy %.0f%%  %.1f candidates/min\n", out->candidates, out->valid,
               out->gpu_busy * 100, out->wall_s > 0 ? out->candidates * 60.0 / out->wall_s : 0.0);
+  std::printf("time %.1f s: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
+              out->wall_s, out->baseline_s, out->search_s,
+              out->search_s > 0 ? out->candidates * 60.0 / out->search_s : 0.0, out->verify_s);
   if (ensemble && ensemble->size() > 1) std::printf("%s", ensemble->summary().c_str());
   if (!out->note.empty()) std::printf("%s\n", out->note.c_str());
   if (out->fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");

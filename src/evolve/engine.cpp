@@ -743,6 +743,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     auto t = SteadyClock::now();
     Verdict bv = evaluator_.evaluate_baseline(task_, o);
     s.gpu_s += since(t);
+    out.baseline_s = since(t);
     base = baseline_summary(bv, evaluator_.is_fake());
     s.row.baseline_json = base.dump();
     if (bv.outcome != Outcome::Pass) {
@@ -758,6 +759,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
          {{"task", task_.name}, {"strategy", s.row.strategy}, {"completed", s.seq},
           {"budget", opts.budgets.max_candidates}, {"baseline", base}});
 
+  const auto t_search = SteadyClock::now();
   if (llm_) {
     KEVO_TRY(r.evolve());
   } else {
@@ -765,8 +767,11 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     KEVO_TRY(r.tune(&note));
     s.row.note = note;
   }
+  out.search_s = since(t_search);
   if (cancel_.cancelled() || s.stop == "interrupted") return finish(store::RunStatus::kInterrupted, "interrupted");
+  const auto t_verify = SteadyClock::now();
   r.verify(out);
+  out.verify_s = since(t_verify);
   if (cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, "interrupted");
   json fin = json::object();
   fin["winner"] = out.winner;

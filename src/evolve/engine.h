@@ -69,6 +69,8 @@ struct RunOutcome {
   bool best_failed_held_out = false;
   std::vector<VerifyAttempt> verification;
   double gpu_busy = 0, wall_s = 0;
+  // Where wall_s went: the baseline's eval (0 when resumed), the search, the held-out verification.
+  double baseline_s = 0, search_s = 0, verify_s = 0;
   std::string note;  // e.g. the offline-tuning message
   bool fake_evaluator = false;
 };

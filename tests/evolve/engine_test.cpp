@@ -52,6 +52,11 @@ TEST(Presets, AllShareTheTaskContextAndNeverTheHeldOutShapes) {
     auto r = run_preset(name, 6);
     ASSERT_EQ(r.prompts.size(), 6u);
     EXPECT_EQ(r.out.candidates, 6);
+    // Where the run's time went: three consecutive spans inside its wall time.
+    EXPECT_GT(r.out.search_s, 0);
+    EXPECT_GE(r.out.baseline_s, 0);
+    EXPECT_GE(r.out.verify_s, 0);
+    EXPECT_LE(r.out.baseline_s + r.out.search_s + r.out.verify_s, r.out.wall_s);
     expect_never_held_out(r.prompts);
     for (const auto& p : r.prompts) {
       EXPECT_TRUE(contains(p, "y[i] = 2 * x[i]"));          // description

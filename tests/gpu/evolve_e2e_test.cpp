@@ -141,6 +141,9 @@ void run_e2e(const Variants& v) {
               v.task.c_str(), w->name.c_str(), out->best_speedup, out->winner_speedup,
               out->gpu_busy * 100, util_mean, util.size(), minutes > 0 ? out->candidates / minutes : 0,
               out->candidates, out->wall_s);
+  std::printf("E2E %s time: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
+              v.task.c_str(), out->baseline_s, out->search_s,
+              out->search_s > 0 ? out->candidates * 60.0 / out->search_s : 0.0, out->verify_s);
 }
 
 }  // namespace

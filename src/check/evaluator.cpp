@@ -1,10 +1,12 @@
 #include "check/evaluator.h"
 
 #include <csignal>
-#include <future>
 #include <cstring>
+#include <future>
 #include <random>
 #include <set>
+
+#include <spdlog/spdlog.h>
 
 #include "check/compare.h"
 #include "check/cpu_reference.h"
@@ -115,6 +117,13 @@ void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::s
       v.set(Outcome::Crash, "exit", msg + " (the candidate ended the process)");
       break;
   }
+}
+
+// Runners are reaped in the background (run/runner_client.h); before anything is timed, those of
+// earlier evaluations (or this one's candidate, before PyTorch's timing) must have left the GPU.
+void quiet_gpu() {
+  if (!RunnerClient::wait_reaped(std::chrono::seconds(5)))
+    spdlog::warn("runner processes of an earlier evaluation are still exiting; timing anyway");
 }
 
 // Device time after the given stream went idle. The runner spins while it waits, so its thread's CPU
@@ -271,6 +280,22 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
   return d;
 }
 
+namespace {
+// PyTorch timed on inputs that `runner` draws on the GPU and lends to the bridge (device data): no
+// tensor crosses the host. The lent buffers are freed again afterwards.
+Result<interop::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task& task, const json& set,
+                                               const interop::TorchTimingOptions& o, interop::TorchBridge* bridge,
+                                               std::chrono::milliseconds draw_timeout) {
+  auto m = runner.call({{"cmd", "materialize"}, {"inputs", set}, {"outputs", json::array()}}, draw_timeout);
+  if (!m || !m->value("ok", false))
+    return fail("kevo-runner could not draw the inputs for PyTorch: {}",
+                m ? m->value("error", m->dump()) : m.error().message);
+  auto r = interop::time_torch_on_device(task, device_tensors(set, (*m)["inputs_ipc"]), o, bridge);
+  (void)runner.call({{"cmd", "collect"}}, 60s);
+  return r;
+}
+}  // namespace
+
 Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed, const interop::TorchTimingOptions& o) {
   if (task.torch_reference.empty())
     return fail("task '{}' has no torch_reference: it has no PyTorch side to time", task.name);
@@ -281,13 +306,7 @@ Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed, con
   if (!set) return set.unexpected();
   auto runner = RunnerClient::start({});
   if (!runner) return runner.unexpected();
-  auto m = (*runner)->call({{"cmd", "materialize"}, {"inputs", *set}, {"outputs", json::array()}}, 300s);
-  if (!m || !m->value("ok", false))
-    return fail("kevo-runner could not draw the inputs for PyTorch: {}",
-                m ? m->value("error", m->dump()) : m.error().message);
-  auto r = interop::time_torch_on_device(task, device_tensors(*set, (*m)["inputs_ipc"]), o);
-  (void)(*runner)->call({{"cmd", "collect"}}, 60s);
-  return r;
+  return time_torch_on_lent(**runner, task, *set, o, nullptr, 300s);
 }
 
 Verdict evaluate(const Task& task, const EvalOptions& opts) {
@@ -845,6 +864,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   json torch_set;
   if (opts.time) {
     next_phase("timing");
+    quiet_gpu();
     const Config& c = task.main();
     std::vector<std::vector<HostTensor>> sets;
     size_t in_bytes = 0;
@@ -1086,7 +1106,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   if (opts.torch_time && v.timing && v.outcome == Outcome::Pass && !task.torch_reference.empty() &&
       (!torch_inputs.empty() || !torch_set.is_null())) {
     next_phase("pytorch");
-    cand_runner.reset();  // waits for the candidate's runner to exit: the GPU is idle for PyTorch
+    cand_runner.reset();
     interop::TorchTimingOptions to;
     to.device = opts.torch_device;
     to.budget_s = opts.time_budget_s;
@@ -1094,19 +1114,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
     if (!torch_set.is_null()) {
       // Device data: the oracle's runner, idle, keeps only the lent inputs while PyTorch runs.
       auto rel = oracle_runner->call({{"cmd", "release"}, {"prefixes", json::array({""})}}, 60s);
-      auto m = rel ? oracle_runner->call({{"cmd", "materialize"}, {"inputs", torch_set}, {"outputs", json::array()}},
-                                         opts.call_timeout * 3)
-                   : Result<json>(rel.unexpected());
-      if (!m || !m->value("ok", false)) {
-        r = fail("the oracle's runner could not draw the inputs for PyTorch: {}",
-                 m ? m->value("error", m->dump()) : m.error().message);
-      } else {
-        r = interop::time_torch_on_device(task, device_tensors(torch_set, (*m)["inputs_ipc"]), to,
-                                          bridge ? &*bridge : nullptr);
-        (void)oracle_runner->call({{"cmd", "collect"}}, 60s);
-      }
+      quiet_gpu();
+      if (!rel) r = fail("the oracle's runner could not free its buffers for PyTorch: {}", rel.error().message);
+      else r = time_torch_on_lent(*oracle_runner, task, torch_set, to, bridge ? &*bridge : nullptr,
+                                  opts.call_timeout * 3);
     } else {
       oracle_runner.reset();
+      quiet_gpu();
       r = interop::time_torch(task, torch_inputs, to, bridge ? &*bridge : nullptr);
     }
     oracle_runner.reset();

@@ -20,24 +20,36 @@ namespace {
 
 const fs::path kDir = fs::path(KEVO_SOURCE_DIR) / "tests" / "check" / "fake_runner";
 
+// Points kevo at the fake runner; returns why these tests cannot run here (empty: they can).
+std::string use_fake_runner_with_torch() {
+  if (!find_program("nvcc")) return "nvcc not found: checker tests with the fake runner skipped";
+  if (!find_program("python3")) return "python3 not found";
+  auto py = interop::find_torch_python();
+  if (!py) return "needs python3 with torch and numpy: " + py.error().message;
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+  return "";
+}
+
+// A fresh task directory for this test: scale2's task.toml after `toml_head`, and scale2's `files`.
+fs::path scale2_task(const std::string& prefix, const std::string& toml_head, std::initializer_list<const char*> files) {
+  fs::path dir = fs::path(testing::TempDir()) /
+                 (prefix + testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : files) fs::copy_file(kDir / "scale2" / f, dir / f);
+  auto toml = read_file(kDir / "scale2" / "task.toml");
+  EXPECT_TRUE(toml) << toml.error().message;
+  std::ofstream(dir / "task.toml") << toml_head << (toml ? *toml : "");
+  return dir;
+}
+
 class TorchTimingEval : public testing::Test {
  protected:
   void SetUp() override {
-    if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
-    if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
-    auto py = interop::find_torch_python();
-    if (!py) GTEST_SKIP() << "needs python3 with torch and numpy: " << py.error().message;
-    setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-    setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+    if (auto why = use_fake_runner_with_torch(); !why.empty()) GTEST_SKIP() << why;
     // scale2 plus a PyTorch reference of the same op.
-    dir_ = fs::path(testing::TempDir()) /
-           (std::string("kevo-eval-torch-") + testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    for (const char* f : {"baseline.cu", "reference.cpp"}) fs::copy_file(kDir / "scale2" / f, dir_ / f);
-    auto toml = read_file(kDir / "scale2" / "task.toml");
-    ASSERT_TRUE(toml);
-    std::ofstream(dir_ / "task.toml") << "torch_reference = \"reference.py\"\n" << *toml;
+    dir_ = scale2_task("kevo-eval-torch-", "torch_reference = \"reference.py\"\n", {"baseline.cu", "reference.cpp"});
     std::ofstream(dir_ / "reference.py") << "import torch\n\nN = 4096\n\n\ndef module_fn(x):\n    return 2 * x\n\n\n"
                                             "def get_inputs():\n    return [torch.randn(N)]\n";
     auto base = read_file(kDir / "scale2" / "baseline.cu");
@@ -105,20 +117,9 @@ namespace {
 class TorchOracleEval : public testing::Test {
  protected:
   void SetUp() override {
-    if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
-    if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
-    auto py = interop::find_torch_python();
-    if (!py) GTEST_SKIP() << "needs python3 with torch and numpy: " << py.error().message;
-    setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-    setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
-    dir_ = fs::path(testing::TempDir()) /
-           (std::string("kevo-torch-oracle-") + testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    fs::copy_file(kDir / "scale2" / "baseline.cu", dir_ / "baseline.cu");
-    auto toml = read_file(kDir / "scale2" / "task.toml");
-    ASSERT_TRUE(toml);
-    std::ofstream(dir_ / "task.toml") << "oracle = \"torch\"\ntorch_reference = \"reference.py\"\n" << *toml;
+    if (auto why = use_fake_runner_with_torch(); !why.empty()) GTEST_SKIP() << why;
+    dir_ = scale2_task("kevo-torch-oracle-", "oracle = \"torch\"\ntorch_reference = \"reference.py\"\n",
+                       {"baseline.cu"});
     reference("return 2 * x");
     cmds_ = dir_ / "runner-commands.txt";
   }

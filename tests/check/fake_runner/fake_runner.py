@@ -180,7 +180,7 @@ def run_device(msg):
     y = array.array('f')
     y.frombytes(pb * (4 * n))
     bufs[pfx + 'out/' + d_out['name']] = y
-    if b in ('segfault', 'abort', 'exit_zero', 'hang', 'illegal_address'):
+    if b in FATAL:
         return behave_fatal(b)
     if b == 'cache':
         key = d_in['nbytes']
@@ -212,7 +212,11 @@ def run_device(msg):
     return reply
 
 
+FATAL = ('segfault', 'abort', 'exit_zero', 'hang', 'illegal_address')
+
+
 def behave_fatal(b):
+    """The behaviours that end the process (or never answer), the same on both data paths."""
     if b == 'segfault':
         os.kill(os.getpid(), signal.SIGSEGV)
     if b == 'abort':
@@ -301,18 +305,8 @@ def handle(msg):
         pb = b'\xff' if poison == 0 else b'\x7f'
         o = msg['outputs'][0]
         m[o['offset']:o['offset'] + o['nbytes']] = pb * o['nbytes']
-        if b == 'segfault':
-            os.kill(os.getpid(), signal.SIGSEGV)
-        if b == 'abort':
-            os.kill(os.getpid(), signal.SIGABRT)
-        if b == 'exit_zero':
-            os._exit(0)
-        if b == 'hang':
-            time.sleep(600)
-        if b == 'illegal_address':
-            send({'ok': False, 'fatal': True,
-                  'error': 'cudaStreamSynchronize(stream_): cudaErrorIllegalAddress: an illegal memory access was encountered'})
-            os._exit(4)
+        if b in FATAL:
+            behave_fatal(b)
         if b == 'cache':
             key = msg['inputs'][0]['nbytes']
             if key in state:

@@ -103,7 +103,9 @@ fi
 if has interop; then
   stamp interop
   bench/interop.sh "$B" "$OUT/interop" > "$OUT/interop.txt" 2>&1 || rc=1
-  tail -40 "$OUT/interop.txt"
+  # Every task's line (a plain tail cut the first ones off), then the end.
+  grep -E "^(INTEROP|EXPORT_TEST)|^== |winner|vs PyTorch" "$OUT/interop.txt"
+  tail -12 "$OUT/interop.txt"
 fi
 stamp "done rc=$rc"
 exit $rc

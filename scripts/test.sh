@@ -7,9 +7,9 @@ export PATH=/usr/local/cuda/bin:$PATH
 ./scripts/setup.sh
 # PyTorch interop tests use Debian's CPU build of torch, the report test Debian's chromium (both
 # skip, visibly, without them).
-if ! dpkg -s python3-torch python3-numpy chromium >/dev/null 2>&1; then
+if ! dpkg -s python3-torch python3-numpy chromium universal-ctags >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch python3-numpy chromium || \
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch python3-numpy chromium universal-ctags || \
     echo "NOTE: python3-torch/chromium could not be installed: interop and report-render tests will skip"
 fi
 command -v nvcc >/dev/null || echo "NOTE: nvcc not found: kernel-compiling tests will skip (visibly)"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The style checks can fail: function-lengths.sh and check-layers.sh run on small trees made in a
+# temporary folder (removed on exit), with and without the faults they exist to catch.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+t="$(mktemp -d)"; trap 'rm -rf "$t"' EXIT
+fail=0
+expect() {  # expect RC DESCRIPTION COMMAND...
+  local want="$1" what="$2"; shift 2
+  "$@" >"$t/out" 2>&1; local rc=$?
+  if [ "$rc" = 77 ]; then echo "SKIP: universal-ctags missing"; exit 77; fi
+  if [ "$rc" != "$want" ]; then echo "FAIL: $what: exit $rc, wanted $want"; cat "$t/out"; fail=1
+  else echo "ok: $what"; fi
+}
+
+# function-lengths.sh: a 6-line function in a namespace, a 3-line one in an anonymous namespace.
+mkdir -p "$t/fl/src/a"
+printf 'namespace kevo {\nint longer(int x) {\n  x += 1;\n  x += 2;\n  x += 3;\n  return x;\n}\n}\n' > "$t/fl/src/a/x.cpp"
+printf 'namespace {\nint short_one() {\n  return 1;\n}\n}\n' > "$t/fl/src/a/y.cpp"
+cd "$t/fl"
+fl="$here/scripts/function-lengths.sh"
+expect 0 "nothing over 10 lines" "$fl" --max 10 src
+expect 1 "a function over 5 lines" "$fl" --max 5 src
+grep -q '^6 src/a/x.cpp:2 kevo::longer$' "$t/out" || { echo "FAIL: report line"; cat "$t/out"; fail=1; }
+echo 'src/a/x.cpp kevo::longer' > "$t/allow"
+expect 0 "allowlisted" "$fl" --max 5 --allowlist "$t/allow" src
+expect 1 "stale allowlist entry" "$fl" --max 6 --allowlist "$t/allow" src
+expect 1 "anonymous namespace left out of the name" "$fl" --max 2 --allowlist "$t/allow" src
+grep -q ' short_one$' "$t/out" || { echo "FAIL: anonymous name"; cat "$t/out"; fail=1; }
+
+# check-layers.sh: util (0) <- task (1); an upward include, a sideways link, an unlisted folder.
+r="$t/ly"; mkdir -p "$r/docs" "$r/src/util" "$r/src/task"
+printf '# x\n## Layers\n```text\n1 task\n0 util\n```\n## Next\n' > "$r/docs/ARCHITECTURE.md"
+echo '#include "util/result.h"' > "$r/src/task/t.h"
+echo 'target_link_libraries(kevo_task PUBLIC kevo_util)' > "$r/src/task/CMakeLists.txt"
+echo '#include <fmt/format.h>' > "$r/src/util/u.h"
+cl="$here/scripts/check-layers.sh"
+expect 0 "layers respected" "$cl" "$r"
+echo '#include "task/t.h"' >> "$r/src/util/u.h"
+expect 1 "upward include" "$cl" "$r"
+sed -i '$d' "$r/src/util/u.h"; mkdir "$r/src/extra"
+expect 1 "folder missing from the table" "$cl" "$r"
+rmdir "$r/src/extra"; echo 'target_link_libraries(kevo_util PUBLIC kevo_task)' > "$r/src/util/CMakeLists.txt"
+expect 1 "upward link" "$cl" "$r"
+exit "$fail"

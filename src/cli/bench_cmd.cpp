@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner.h"
+#include "bench/suite_runner.h"
 #include "bench/table.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"

@@ -147,9 +147,11 @@ struct State {
   bool hard_stop = false;  // in-flight proposals are discarded, not evaluated
 };
 
-class Runner {
+// One run in progress: replays a resumed run, then proposes, evaluates and records candidates
+// (or tunes offline) and verifies the best; Engine::run sets it up and turns it into an outcome.
+class EvolutionRun {
  public:
-  Runner(const Task& task, CandidateEvaluator& ev, store::RunDb& db, llm::LlmClient* llm, llm::Ensemble* ens,
+  EvolutionRun(const Task& task, CandidateEvaluator& ev, store::RunDb& db, llm::LlmClient* llm, llm::Ensemble* ens,
          const llm::CancelToken& user_cancel, EventSink* events, const std::function<void(const Progress&)>& progress,
          State& s)
       : task_(task), ev_(ev), db_(db), llm_(llm), ens_(ens), user_cancel_(user_cancel), events_(events),
@@ -699,7 +701,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
       s.row.config_json = cfg.dump();
     }
   }
-  Runner r(task_, evaluator_, db_, llm_, ensemble_, cancel_, events_, progress_, s);
+  EvolutionRun r(task_, evaluator_, db_, llm_, ensemble_, cancel_, events_, progress_, s);
   std::filesystem::path work = opts.work_dir;
   if (work.empty()) work = std::filesystem::path(db_.path().string() + ".work");
   work /= fmt::format("run-{}", s.row.id);

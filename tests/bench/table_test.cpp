@@ -2,7 +2,7 @@
 // runner over two tasks with the marker evaluator and a scripted model (resume, skip).
 #include <fstream>
 
-#include "bench/runner.h"
+#include "bench/suite_runner.h"
 #include "bench/table.h"
 #include "fixture.h"  // tests/report
 #include "harness.h"  // tests/evolve
@@ -109,7 +109,7 @@ TEST(BenchPlan, SkipsFinishedResumesInterruptedStartsTheRest) {
   EXPECT_EQ(p[4].action, Action::kSkip);
 }
 
-TEST(BenchRunner, RunsEveryTaskResumesAndSkips) {
+TEST(SuiteRunner, RunsEveryTaskResumesAndSkips) {
   using namespace evolve::testing;
   Harness h(improving_kernels());
   std::string toml2 = kTaskToml;
@@ -184,7 +184,7 @@ TEST(BenchRunner, RunsEveryTaskResumesAndSkips) {
   EXPECT_DOUBLE_EQ(t->agg.validity_rate, 1.0);
 }
 
-TEST(BenchRunner, RecordsPyTorchTimesOnceAndTheTableShowsThem) {
+TEST(SuiteRunner, RecordsPyTorchTimesOnceAndTheTableShowsThem) {
   using namespace evolve::testing;
   Harness h(improving_kernels());
   // A second task with a PyTorch reference (and an extension baseline); the first has none.
@@ -269,7 +269,7 @@ TEST(BenchRunner, RecordsPyTorchTimesOnceAndTheTableShowsThem) {
   EXPECT_EQ(base.value("time_ms", 0.0), 2.0);  // the engine's record is kept
 }
 
-TEST(BenchRunner, NoTorchHereIsOneLineAndNothingRecorded) {
+TEST(SuiteRunner, NoTorchHereIsOneLineAndNothingRecorded) {
   using namespace evolve::testing;
   Harness h(improving_kernels());
   std::vector<std::filesystem::path> dirs;

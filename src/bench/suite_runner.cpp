@@ -1,4 +1,4 @@
-#include "bench/runner.h"
+#include "bench/suite_runner.h"
 
 #include <map>
 

@@ -5,7 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,86 +114,64 @@ int translate_and_report(const char* prog, const Task& task, evolve::CandidateEv
   return 3;
 }
 
-int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
-  auto db = store::RunDb::open(a.db.empty() ? default_db() : a.db);
-  if (!db) {
-    std::fprintf(stderr, "kevo evolve: %s\n", db.error().message.c_str());
-    return 2;
+// The LLM settings: defaults, then the config file's [llm] table, then --set, --model, --llm.
+Result<llm::LlmConfig> llm_config_of(const std::string& config_file, const std::vector<std::string>& overrides,
+                                     const std::vector<std::string>& models, const std::string& llm_mode) {
+  llm::LlmConfig lcfg = llm::default_config();
+  if (!config_file.empty()) {
+    // LLM keys sit under [llm]; a file holding only [evolve] has none.
+    auto has_llm = evolve::toml_has_table(config_file, "llm");
+    if (!has_llm) return has_llm.unexpected();
+    auto has_evolve = evolve::toml_has_table(config_file, "evolve");
+    if (!has_evolve) return has_evolve.unexpected();
+    if (*has_llm || !*has_evolve) {
+      auto c = llm::load_config(config_file, lcfg);
+      if (!c) return c.unexpected();
+      lcfg = *c;
+    }
   }
-  // The run's options: a stored run's own, else the preset, then the config file, then flags.
+  for (const auto& s : overrides) KEVO_TRY(llm::apply_override(lcfg, s));
+  if (!models.empty()) lcfg.models = models;
+  if (!llm_mode.empty()) {
+    auto m = llm::parse_cache_mode(llm_mode);
+    if (!m) return m.unexpected();
+    lcfg.cache = *m;
+  }
+  return lcfg;
+}
+
+// What `kevo evolve` runs: the task, the options (a stored run's own, else the preset, then the
+// config file, then flags) and the run it continues, if any.
+struct EvolvePlan {
+  Task task;
+  evolve::EngineOptions opts;
+  std::optional<store::RunRow> resumed;
+};
+
+Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb& db) {
   evolve::EngineOptions opts;
   std::optional<store::RunRow> resumed;
   Result<Task> task = fail("no task");
   if (a.resume) {
-    auto row = (*db)->get_run(a.resume);
-    if (!row) {
-      std::fprintf(stderr, "kevo evolve: %s\n", row.error().message.c_str());
-      return 2;
-    }
+    auto row = db.get_run(a.resume);
+    if (!row) return row.unexpected();
     auto o = evolve::options_of_run(*row);
-    if (!o) {
-      std::fprintf(stderr, "kevo evolve: %s\n", o.error().message.c_str());
-      return 2;
-    }
+    if (!o) return o.unexpected();
     opts = *o;
     resumed = *row;
     task = a.task.empty() ? load_task(row->task_dir) : resolve_task(a.task);
   } else {
-    if (a.task.empty()) {
-      std::fprintf(stderr, "kevo evolve: give a TASK (or --resume RUN)\n");
-      return 2;
-    }
+    if (a.task.empty()) return fail("give a TASK (or --resume RUN)");
     auto s = evolve::preset(a.strategy);
-    if (!s) {
-      std::fprintf(stderr, "kevo evolve: %s\n", s.error().message.c_str());
-      return 2;
-    }
+    if (!s) return s.unexpected();
     opts.strategy = *s;
     task = resolve_task(a.task);
   }
-  if (!task) {
-    std::fprintf(stderr, "kevo evolve: %s\n", task.error().message.c_str());
-    return 2;
-  }
-  llm::LlmConfig lcfg = llm::default_config();
-  if (!a.config_file.empty()) {
-    if (!resumed) {
-      auto s = evolve::load_strategy_file(a.config_file, opts.strategy);
-      if (!s) {
-        std::fprintf(stderr, "kevo evolve: %s\n", s.error().message.c_str());
-        return 2;
-      }
-      opts.strategy = *s;
-    }
-    // LLM keys sit under [llm]; a file holding only [evolve] has none.
-    auto has_llm = evolve::toml_has_table(a.config_file, "llm");
-    auto has_evolve = evolve::toml_has_table(a.config_file, "evolve");
-    if (!has_llm || !has_evolve) {
-      std::fprintf(stderr, "kevo evolve: %s\n", (!has_llm ? has_llm : has_evolve).error().message.c_str());
-      return 2;
-    }
-    if (*has_llm || !*has_evolve) {
-      auto c = llm::load_config(a.config_file, lcfg);
-      if (!c) {
-        std::fprintf(stderr, "kevo evolve: %s\n", c.error().message.c_str());
-        return 2;
-      }
-      lcfg = *c;
-    }
-  }
-  for (const auto& s : a.overrides)
-    if (auto st = llm::apply_override(lcfg, s); !st) {
-      std::fprintf(stderr, "kevo evolve: %s\n", st.error().message.c_str());
-      return 2;
-    }
-  if (!a.models.empty()) lcfg.models = a.models;
-  if (!a.llm_mode.empty()) {
-    auto m = llm::parse_cache_mode(a.llm_mode);
-    if (!m) {
-      std::fprintf(stderr, "kevo evolve: %s\n", m.error().message.c_str());
-      return 2;
-    }
-    lcfg.cache = *m;
+  if (!task) return task.unexpected();
+  if (!a.config_file.empty() && !resumed) {
+    auto s = evolve::load_strategy_file(a.config_file, opts.strategy);
+    if (!s) return s.unexpected();
+    opts.strategy = *s;
   }
   if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
   if (!resumed) opts.budgets.max_candidates = opts.strategy.max_candidates;
@@ -203,101 +183,120 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  return EvolvePlan{std::move(*task), opts, resumed};
+}
 
-  std::unique_ptr<evolve::JsonlEventSink> events;
-  if (!a.events.empty()) {
-    if (a.events.size() == 2 && a.events[0] != "jsonl") {
-      std::fprintf(stderr, "kevo evolve: --events: only the jsonl format exists\n");
-      return 2;
-    }
-    auto e = evolve::JsonlEventSink::open(a.events.back());
-    if (!e) {
-      std::fprintf(stderr, "kevo evolve: %s\n", e.error().message.c_str());
-      return 2;
-    }
-    events = std::move(*e);
-  }
+Result<std::unique_ptr<evolve::JsonlEventSink>> events_of(const EvolveArgs& a) {
+  if (a.events.empty()) return std::unique_ptr<evolve::JsonlEventSink>();
+  if (a.events.size() == 2 && a.events[0] != "jsonl") return fail("--events: only the jsonl format exists");
+  return evolve::JsonlEventSink::open(a.events.back());
+}
 
-  // The model (or ensemble); none configured means offline tuning.
+// The model (or ensemble) on the run database's answer cache; none configured: null (offline).
+struct Models {
   std::shared_ptr<llm::ResponseCache> cache;
   std::unique_ptr<llm::Ensemble> ensemble;
-  if (!lcfg.models.empty()) {
-    auto c = llm::ResponseCache::attach((*db)->handle());
-    if (!c) {
-      std::fprintf(stderr, "kevo evolve: %s\n", c.error().message.c_str());
-      return 2;
-    }
-    cache = std::move(*c);
-    auto ctx = llm::make_context(lcfg, {.cache = cache, .seed = opts.seed});
-    auto e = llm::make_ensemble(ctx);
-    if (!e) {
-      std::fprintf(stderr, "kevo evolve: %s\n", e.error().message.c_str());
-      return 2;
-    }
-    ensemble = std::move(*e);
-  }
+};
 
-  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
-  if (a.fake_gpu) {
-    std::fprintf(stderr, "kevo evolve: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
-                         "this run proves nothing about any kernel\n");
-    evaluator = std::make_unique<evolve::MarkerEvaluator>();
-  } else {
-    evaluator = evolve::make_gpu_evaluator(0);
+Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed) {
+  Models m;
+  if (lcfg.models.empty()) return m;
+  auto c = llm::ResponseCache::attach(db.handle());
+  if (!c) return c.unexpected();
+  m.cache = std::move(*c);
+  auto ctx = llm::make_context(lcfg, {.cache = m.cache, .seed = seed});
+  auto e = llm::make_ensemble(ctx);
+  if (!e) return e.unexpected();
+  m.ensemble = std::move(*e);
+  return m;
+}
+
+std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const char* prog) {
+  if (!fake_gpu) return evolve::make_gpu_evaluator(0);
+  std::fprintf(stderr, "%s: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
+                       "this run proves nothing about any kernel\n", prog);
+  return std::make_unique<evolve::MarkerEvaluator>();
+}
+
+// The summary of a finished engine run; returns the exit code.
+int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveArgs& a, const llm::Ensemble* ens) {
+  std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
+              store::to_string(out.status), out.stop_reason.c_str());
+  std::printf("candidates %d (valid %d)  gpu busy %.0f%%  %.1f candidates/min\n", out.candidates, out.valid,
+              out.gpu_busy * 100, out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
+  std::printf("time %.1f s: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
+              out.wall_s, out.baseline_s, out.search_s,
+              out.search_s > 0 ? out.candidates * 60.0 / out.search_s : 0.0, out.verify_s);
+  if (ens && ens->size() > 1) std::printf("%s", ens->summary().c_str());
+  if (!out.note.empty()) std::printf("%s\n", out.note.c_str());
+  if (out.fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
+  if (out.status == store::RunStatus::kInterrupted) {
+    std::printf("interrupted; continue with: kevo evolve --resume %lld%s\n", static_cast<long long>(out.run_id),
+                a.db.empty() ? "" : (" --db " + a.db).c_str());
+    return 130;
   }
+  if (out.best_failed_held_out)
+    std::printf("the best candidate #%lld (%.3fx on visible shapes) FAILED held-out re-verification: %s\n",
+                static_cast<long long>(out.best_candidate), out.best_speedup,
+                out.verification.empty() ? "" : out.verification.front().message.c_str());
+  if (out.winner) {
+    std::printf("winner #%lld: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
+                static_cast<long long>(out.winner), out.winner_speedup,
+                out.best_failed_held_out ? " (a runner-up)" : "");
+    for (const auto& v : out.verification)
+      if (v.candidate == out.winner && !v.pytorch_line.empty()) std::printf("%s", v.pytorch_line.c_str());
+    return out.status == store::RunStatus::kFailed ? 3 : 0;
+  }
+  std::printf("no candidate passed held-out re-verification: no winner\n");
+  return out.status == store::RunStatus::kFailed ? 3 : 1;
+}
+
+int evolve_fail(const std::string& msg, int code = 2) {
+  std::fprintf(stderr, "kevo evolve: %s\n", msg.c_str());
+  return code;
+}
+
+int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
+  const std::string dbpath = a.db.empty() ? default_db() : a.db;
+  auto db = store::RunDb::open(dbpath);
+  if (!db) return evolve_fail(db.error().message);
+  auto plan = plan_evolve(a, cmd, **db);
+  if (!plan) return evolve_fail(plan.error().message);
+  auto lcfg = llm_config_of(a.config_file, a.overrides, a.models, a.llm_mode);
+  if (!lcfg) return evolve_fail(lcfg.error().message);
+  auto events = events_of(a);
+  if (!events) return evolve_fail(events.error().message);
+  auto models = models_of(*lcfg, **db, plan->opts.seed);
+  if (!models) return evolve_fail(models.error().message);
+  auto evaluator = evaluator_of(a.fake_gpu, "kevo evolve");
+  llm::Ensemble* ens = models->ensemble.get();
+  const Task& task = plan->task;
+  std::fprintf(stderr, "kevo evolve: run database %s\n", std::filesystem::absolute(dbpath).c_str());
+  if (!(*db)->backup().empty())
+    std::fprintf(stderr, "kevo evolve: upgraded its schema; the file as it was is kept in %s\n",
+                 (*db)->backup().c_str());
 
   auto previous = std::signal(SIGINT, on_evolve_sigint);
   // A task imported from PyTorch has no baseline.cu until the translate stage writes one.
-  if (!resumed && !task->has_baseline()) {
+  if (!plan->resumed && !task.has_baseline()) {
     std::fprintf(stderr, "kevo evolve: task '%s' has no baseline.cu: translating its PyTorch reference first\n",
-                 task->name.c_str());
+                 task.name.c_str());
     evolve::TranslateOptions t;
-    t.eval = opts.eval;
-    if (int rc = translate_and_report("kevo evolve", *task, *evaluator, **db, ensemble.get(), t, true); rc != 0) {
+    t.eval = plan->opts.eval;
+    if (int rc = translate_and_report("kevo evolve", task, *evaluator, **db, ens, t, true); rc != 0) {
       std::signal(SIGINT, previous);
       return rc;
     }
   }
-  evolve::Engine engine(*task, *evaluator, **db, ensemble.get(), ensemble.get(), g_evolve_cancel);
+  evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
-  if (events) engine.set_events(events.get());
-  auto out = resumed ? engine.resume(resumed->id, opts) : engine.start(opts);
+  if (*events) engine.set_events(events->get());
+  auto out = plan->resumed ? engine.resume(plan->resumed->id, plan->opts) : engine.start(plan->opts);
   std::signal(SIGINT, previous);
   printer.end();
-  if (!out) {
-    std::fprintf(stderr, "kevo evolve: %s\n", out.error().message.c_str());
-    return 3;
-  }
-  std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out->run_id), task->name.c_str(),
-              store::to_string(out->status), out->stop_reason.c_str());
-  std::printf("candidates %d (valid %d)  gpu busy %.0f%%  %.1f candidates/min\n", out->candidates, out->valid,
-              out->gpu_busy * 100, out->wall_s > 0 ? out->candidates * 60.0 / out->wall_s : 0.0);
-  std::printf("time %.1f s: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
-              out->wall_s, out->baseline_s, out->search_s,
-              out->search_s > 0 ? out->candidates * 60.0 / out->search_s : 0.0, out->verify_s);
-  if (ensemble && ensemble->size() > 1) std::printf("%s", ensemble->summary().c_str());
-  if (!out->note.empty()) std::printf("%s\n", out->note.c_str());
-  if (out->fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
-  if (out->status == store::RunStatus::kInterrupted) {
-    std::printf("interrupted; continue with: kevo evolve --resume %lld%s\n", static_cast<long long>(out->run_id),
-                a.db.empty() ? "" : (" --db " + a.db).c_str());
-    return 130;
-  }
-  if (out->best_failed_held_out)
-    std::printf("the best candidate #%lld (%.3fx on visible shapes) FAILED held-out re-verification: %s\n",
-                static_cast<long long>(out->best_candidate), out->best_speedup,
-                out->verification.empty() ? "" : out->verification.front().message.c_str());
-  if (out->winner) {
-    std::printf("winner #%lld: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
-                static_cast<long long>(out->winner), out->winner_speedup,
-                out->best_failed_held_out ? " (a runner-up)" : "");
-    for (const auto& a : out->verification)
-      if (a.candidate == out->winner && !a.pytorch_line.empty()) std::printf("%s", a.pytorch_line.c_str());
-    return out->status == store::RunStatus::kFailed ? 3 : 0;
-  }
-  std::printf("no candidate passed held-out re-verification: no winner\n");
-  return out->status == store::RunStatus::kFailed ? 3 : 1;
+  if (!out) return evolve_fail(out.error().message, 3);
+  return report_evolve(*out, task, a, ens);
 }
 
 struct TranslateArgs {
@@ -308,76 +307,28 @@ struct TranslateArgs {
 };
 
 int run_translate(const TranslateArgs& a) {
+  auto fail_with = [](const std::string& msg) {
+    std::fprintf(stderr, "kevo translate: %s\n", msg.c_str());
+    return 2;
+  };
   auto task = resolve_task(a.task);
-  if (!task) {
-    std::fprintf(stderr, "kevo translate: %s\n", task.error().message.c_str());
-    return 2;
-  }
-  auto db = store::RunDb::open(a.db.empty() ? default_db() : a.db);
-  if (!db) {
-    std::fprintf(stderr, "kevo translate: %s\n", db.error().message.c_str());
-    return 2;
-  }
-  llm::LlmConfig lcfg = llm::default_config();
-  if (!a.config_file.empty()) {
-    auto has_llm = evolve::toml_has_table(a.config_file, "llm");
-    auto has_evolve = evolve::toml_has_table(a.config_file, "evolve");
-    if (!has_llm || !has_evolve) {
-      std::fprintf(stderr, "kevo translate: %s\n", (!has_llm ? has_llm : has_evolve).error().message.c_str());
-      return 2;
-    }
-    if (*has_llm || !*has_evolve) {
-      auto c = llm::load_config(a.config_file, lcfg);
-      if (!c) {
-        std::fprintf(stderr, "kevo translate: %s\n", c.error().message.c_str());
-        return 2;
-      }
-      lcfg = *c;
-    }
-  }
-  for (const auto& s : a.overrides)
-    if (auto st = llm::apply_override(lcfg, s); !st) {
-      std::fprintf(stderr, "kevo translate: %s\n", st.error().message.c_str());
-      return 2;
-    }
-  if (!a.models.empty()) lcfg.models = a.models;
-  if (!a.llm_mode.empty()) {
-    auto m = llm::parse_cache_mode(a.llm_mode);
-    if (!m) {
-      std::fprintf(stderr, "kevo translate: %s\n", m.error().message.c_str());
-      return 2;
-    }
-    lcfg.cache = *m;
-  }
-  if (lcfg.models.empty()) {
-    std::fprintf(stderr, "kevo translate: no model configured: %s\n", evolve::translate_needs_model_note().c_str());
-    return 2;
-  }
-  auto cache = llm::ResponseCache::attach((*db)->handle());
-  if (!cache) {
-    std::fprintf(stderr, "kevo translate: %s\n", cache.error().message.c_str());
-    return 2;
-  }
-  std::shared_ptr<llm::ResponseCache> shared_cache = std::move(*cache);
-  auto ctx = llm::make_context(lcfg, {.cache = shared_cache});
-  auto ensemble = llm::make_ensemble(ctx);
-  if (!ensemble) {
-    std::fprintf(stderr, "kevo translate: %s\n", ensemble.error().message.c_str());
-    return 2;
-  }
-  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
-  if (a.fake_gpu) {
-    std::fprintf(stderr, "kevo translate: --fake-gpu: verdicts come from '// fake:' markers, not a GPU\n");
-    evaluator = std::make_unique<evolve::MarkerEvaluator>();
-  } else {
-    evaluator = evolve::make_gpu_evaluator(0);
-  }
+  if (!task) return fail_with(task.error().message);
+  const std::string dbpath = a.db.empty() ? default_db() : a.db;
+  auto db = store::RunDb::open(dbpath);
+  if (!db) return fail_with(db.error().message);
+  auto lcfg = llm_config_of(a.config_file, a.overrides, a.models, a.llm_mode);
+  if (!lcfg) return fail_with(lcfg.error().message);
+  if (lcfg->models.empty()) return fail_with("no model configured: " + evolve::translate_needs_model_note());
+  auto models = models_of(*lcfg, **db, 0);
+  if (!models) return fail_with(models.error().message);
+  auto evaluator = evaluator_of(a.fake_gpu, "kevo translate");
+  std::fprintf(stderr, "kevo translate: run database %s\n", std::filesystem::absolute(dbpath).c_str());
   evolve::TranslateOptions o;
   o.rounds = a.rounds;
   o.force = a.force;
   o.eval.seeds = a.seeds;
   auto previous = std::signal(SIGINT, on_evolve_sigint);
-  int rc = translate_and_report("kevo translate", *task, *evaluator, **db, ensemble->get(), o, false);
+  int rc = translate_and_report("kevo translate", *task, *evaluator, **db, models->ensemble.get(), o, false);
   std::signal(SIGINT, previous);
   return rc;
 }
@@ -395,7 +346,7 @@ std::string fmt_time(double unix_s) {
 }
 
 int runs_cmd(const std::string& dbpath) {
-  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
     std::fprintf(stderr, "kevo runs: %s\n", db.error().message.c_str());
     return 2;
@@ -421,7 +372,7 @@ int runs_cmd(const std::string& dbpath) {
 }
 
 int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_json) {
-  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
     std::fprintf(stderr, "kevo show: %s\n", db.error().message.c_str());
     return 2;
@@ -565,7 +516,7 @@ int export_torch_cmd(const Task& task, const std::string& source, const std::str
 
 int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const std::string& out_dir,
                const std::string& config, const std::string& arch, const std::string& torch_dir) {
-  auto db = store::RunDb::open(dbpath.empty() ? default_db() : dbpath);
+  auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
     std::fprintf(stderr, "kevo export: %s\n", db.error().message.c_str());
     return 2;

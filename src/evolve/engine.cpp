@@ -683,6 +683,14 @@ Result<RunOutcome> Engine::resume(int64_t run_id, const EngineOptions& opts) {
   if (!row) return row.unexpected();
   if (row->task != task_.name)
     return fail("run {} is for task '{}', not '{}'", run_id, row->task, task_.name);
+  // A translate run (or any run this engine did not make) has no population to continue.
+  if (row->strategy == "translate")
+    return fail("run {} is a `kevo translate` run, not an evolution run: it cannot be resumed (its record is "
+                "kept as it is); start one with `kevo evolve {}`",
+                run_id, row->task);
+  // History is append-only: the row as it stood (status, stop reason, note, result, budgets)
+  // is kept before this session changes it.
+  KEVO_TRY(db_.record_resume(*row));
   return run(std::move(*row), opts, true);
 }
 

@@ -262,7 +262,7 @@ Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& 
     if (!tables) return tables.unexpected();
     for (auto& t : *tables) {
       TableData d;
-      auto db = store::RunDb::open(t.db);
+      auto db = store::RunDb::open_read_only(t.db);
       if (!db) return db.unexpected();
       for (const auto& r : t.tasks) {
         if (!r.run_id) continue;

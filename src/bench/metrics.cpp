@@ -73,12 +73,23 @@ TaskResult missing_task(const std::string& task) {
   return r;
 }
 
+bool infra_failure(const store::RunRow& run) {
+  if (run.status != store::RunStatus::kFailed) return false;
+  // The engine's stop reasons for these (evolve/engine.cpp): three infra_error verdicts in a row,
+  // or a baseline whose verdict says the machine, not the kernel, failed.
+  if (run.stop_reason.rfind("infra_error", 0) == 0) return true;
+  if (run.stop_reason != "baseline_failed") return false;
+  std::string outcome = parse_object(run.baseline_json).value("outcome", "");
+  return outcome == "infra_error" || outcome == "crash" || outcome == "timeout";
+}
+
 TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
                        const store::RunTotals& totals) {
   TaskResult r;
   r.task = run.task;
   r.run_id = run.id;
-  r.status = store::to_string(run.status);
+  r.not_run = infra_failure(run);
+  r.status = r.not_run ? "not run" : store::to_string(run.status);
   r.stop_reason = run.stop_reason;
   json base = parse_object(run.baseline_json);
   json cfg = parse_object(run.config_json);
@@ -140,6 +151,10 @@ Aggregates aggregate(const std::vector<TaskResult>& tasks) {
   std::vector<double> solved, all;
   std::vector<std::optional<double>> opt;
   for (const auto& t : tasks) {
+    if (t.not_run) {
+      ++a.not_run;
+      continue;
+    }
     ++a.tasks;
     if (t.speedup) {
       ++a.correct;

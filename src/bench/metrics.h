@@ -35,10 +35,16 @@ double mean(const std::vector<double>& xs);     // 0 for an empty list
 // Share of `speedups` (nullopt: no correct candidate) strictly above p; 0 for an empty list.
 double fast_p(const std::vector<std::optional<double>>& speedups, double p);
 
+// A run that ended because the machine could not run it (no usable GPU, a baseline that could
+// not be run, runner crashes, infrastructure errors), not because of the task or the search. Such
+// a run measured nothing: it is "not run" in tables and aggregates, and `kevo bench` retries it.
+bool infra_failure(const store::RunRow& run);
+
 struct TaskResult {
   std::string task;
   int64_t run_id = 0;                 // 0: no run for this task
-  std::string status;                 // run status, or "missing"
+  std::string status;                 // run status, "not run" (infra_failure), or "missing"
+  bool not_run = false;               // infra_failure: excluded from every aggregate
   std::string stop_reason;
   bool verified = false;              // the result passed held-out re-verification
   int64_t best_candidate = 0;         // 0: no correct candidate
@@ -64,8 +70,11 @@ TaskResult task_result(const store::RunRow& run, const std::vector<store::Candid
 // A suite task with no run in the database.
 TaskResult missing_task(const std::string& task);
 
+// Tasks that were not run (infra_failure) count in `not_run` only; every other figure is over the
+// tasks that ran.
 struct Aggregates {
-  int tasks = 0, correct = 0;                       // tasks, tasks with a correct candidate
+  int tasks = 0, correct = 0;                       // tasks that ran, tasks with a correct candidate
+  int not_run = 0;                                  // tasks whose run failed for infrastructure
   double median = 0, geomean = 0, mean = 0;         // over correct tasks
   double median_all = 0, geomean_all = 0, mean_all = 0;  // unsolved tasks count as 1.0x
   double fast_1 = 0, fast_1_5 = 0, fast_2 = 0;      // over all tasks

@@ -73,6 +73,7 @@ std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::ve
       bool done = r.status == store::RunStatus::kFinished || r.status == store::RunStatus::kFailed;
       p.action = done ? Action::kSkip : Action::kResume;
       p.run_id = r.id;
+      if (infra_failure(r)) p.action = Action::kStart;  // measured nothing: a new run, the old one kept
     }
     out.push_back(p);
   }
@@ -138,6 +139,11 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
     if (r->status == store::RunStatus::kInterrupted) {
       out.interrupted = true;
       break;
+    }
+    if (auto row = db.get_run(r->run_id); row && infra_failure(*row)) {
+      out.errors.push_back(fmt::format("{}: not run (run {}: {}{}); the next kevo bench retries it", it.task,
+                                       r->run_id, r->stop_reason, row->note.empty() ? "" : ": " + first_line(row->note)));
+      continue;
     }
     record_torch(db, s, *task, r->run_id, head, out, torch_off, log);  // the engine is done: the GPU is idle
   }

@@ -43,7 +43,8 @@ bool is_sqlite(const std::filesystem::path& p) {
 
 }  // namespace
 
-std::string fmt_speedup(const std::optional<double>& s) { return s ? fmt::format("{:.3f}x", *s) : "-"; }
+// A speedup of 0 is never a measurement (an aggregate over no task, a run that measured nothing).
+std::string fmt_speedup(const std::optional<double>& s) { return s && *s > 0 ? fmt::format("{:.3f}x", *s) : "-"; }
 std::string fmt_ms(double ms) { return ms > 0 ? fmt::format("{:.4g}", ms) : "-"; }
 std::string fmt_pct(double share) { return fmt::format("{:.1f}%", share * 100); }
 std::string fmt_usd(double usd) { return fmt::format("${:.4f}", usd); }
@@ -80,10 +81,11 @@ json BenchTable::to_json() const {
                   {"valid_share", t.candidates ? json(double(t.valid) / t.candidates) : json(nullptr)},
                   {"compiled_share", t.candidates ? json(double(t.compiled) / t.candidates) : json(nullptr)},
                   {"llm_calls", t.llm_calls}, {"tokens", t.tokens}, {"cost_usd", t.cost_usd}, {"fake", t.fake}});
-  json a = {{"tasks", agg.tasks}, {"correct", agg.correct},
-            {"median_speedup", agg.median}, {"geomean_speedup", agg.geomean}, {"mean_speedup", agg.mean},
-            {"median_speedup_all", agg.median_all}, {"geomean_speedup_all", agg.geomean_all},
-            {"mean_speedup_all", agg.mean_all},
+  auto speed = [](double x) { return x > 0 ? json(x) : json(nullptr); };  // none measured: null, never 0
+  json a = {{"tasks", agg.tasks}, {"correct", agg.correct}, {"not_run", agg.not_run},
+            {"median_speedup", speed(agg.median)}, {"geomean_speedup", speed(agg.geomean)},
+            {"mean_speedup", speed(agg.mean)}, {"median_speedup_all", speed(agg.median_all)},
+            {"geomean_speedup_all", speed(agg.geomean_all)}, {"mean_speedup_all", speed(agg.mean_all)},
             {"fast_1", agg.fast_1}, {"fast_1.5", agg.fast_1_5}, {"fast_2", agg.fast_2},
             {"candidates", agg.candidates}, {"valid", agg.valid}, {"compiled", agg.compiled},
             {"validity_rate", agg.validity_rate}, {"compile_rate", agg.compile_rate},
@@ -148,7 +150,7 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
   if (!fs::exists(p, ec)) return fail("{}: no such database or bench result", p.string());
   std::vector<BenchTable> out;
   if (is_sqlite(p)) {
-    auto db = store::RunDb::open(p);
+    auto db = store::RunDb::open_read_only(p);
     if (!db) return db.unexpected();
     auto keys = keys_in(**db);
     if (!keys) return keys.unexpected();
@@ -167,7 +169,7 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
     return fail("{}: neither a run database nor a kevo bench JSON file", p.string());
   for (const auto& tj : j["tables"]) {
     std::string dbp = tj.value("db", "");
-    auto db = store::RunDb::open(dbp);
+    auto db = store::RunDb::open_read_only(dbp);
     if (!db) return fail("{}: its database {}: {}", p.string(), dbp, db.error().message);
     RunKey k{tj.value("strategy", ""), tj.value("model", ""), tj.value("fake_gpu", false)};
     std::vector<std::string> names;
@@ -210,11 +212,14 @@ std::string markdown(const BenchTable& t) {
       "| median / geomean / mean, unsolved as 1.0x | {} / {} / {} |\n"
       "| fast_1 | {} |\n| fast_1.5 | {} |\n| fast_2 | {} |\n"
       "| validity rate | {} ({} of {}) |\n| compile rate | {} ({} of {}) |\n"
-      "| LLM calls | {} |\n| total tokens | {} |\n| total cost | {} |\n",
+      "| LLM calls | {} |\n| total tokens | {} |\n| total cost | {} |\n{}",
       a.correct, a.tasks, fmt_speedup(a.median), fmt_speedup(a.geomean), fmt_speedup(a.mean),
       fmt_speedup(a.median_all), fmt_speedup(a.geomean_all), fmt_speedup(a.mean_all), fmt_pct(a.fast_1),
       fmt_pct(a.fast_1_5), fmt_pct(a.fast_2), fmt_pct(a.validity_rate), a.valid, a.candidates,
-      fmt_pct(a.compile_rate), a.compiled, a.candidates, a.llm_calls, a.tokens, fmt_usd(a.cost_usd));
+      fmt_pct(a.compile_rate), a.compiled, a.candidates, a.llm_calls, a.tokens, fmt_usd(a.cost_usd),
+      a.not_run ? fmt::format("| tasks NOT RUN (infrastructure: no GPU, baseline could not run, runner crash; "
+                              "excluded above, retried by the next kevo bench) | {} |\n", a.not_run)
+                : std::string());
   s += fmt::format(
       "\nfast_p: share of all tasks whose held-out-verified result is more than p times faster than the "
       "baseline (no correct candidate: not fast). vs eager / vs torch.compile{}: the task's PyTorch reference{} "

@@ -29,6 +29,16 @@ std::shared_ptr<LlmContext> make_context(LlmConfig config, ContextOptions opts) 
 
 namespace {
 
+// Tokens by the common rule of thumb for BPE tokenizers on English and code: about 4 bytes a
+// token, rounded up. Used only when a server reports no usage; the request's JSON body (not just
+// its text) is counted, which errs high, the safe side for a budget.
+Usage estimate_usage(size_t request_bytes, const ChatResponse& r) {
+  Usage u;
+  u.input_tokens = static_cast<int64_t>((request_bytes + 3) / 4);
+  u.output_tokens = static_cast<int64_t>((r.text.size() + r.thinking.size() + 3) / 4);
+  return u;
+}
+
 std::string shorten(std::string s, size_t n = 300) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
@@ -108,6 +118,14 @@ class ProviderClient final : public LlmClient {
     }
     ChatResponse& r = *result;
     r.model = spec_.text;
+    if (r.usage.input_tokens == 0 && r.usage.output_tokens == 0) {
+      // A server that omits usage must not make the token and money budgets free.
+      r.usage = estimate_usage(body.size(), r);
+      r.usage_estimated = true;
+      spdlog::warn("{}: the server reported no token usage; counting an estimate ({} in + {} out tokens, "
+                   "~4 bytes a token) against the budgets",
+                   spec_.text, r.usage.input_tokens, r.usage.output_tokens);
+    }
     r.cost_known = price_.has_value();
     r.cost_usd = price_ ? cost_usd(*price_, r.usage) : 0.0;
     ctx_->budget->commit(spec_.text, r.usage, r.cost_usd, r.cost_known, r.latency_s);
@@ -157,7 +175,8 @@ class ProviderClient final : public LlmClient {
     HttpRequest http{wire.url,
                      spec_.provider.protocol == Protocol::kAnthropic ? anthropic_headers(spec_, key_)
                                                                      : openai_headers(spec_, key_),
-                     body, ctx_->config.connect_timeout_s, ctx_->config.timeout_s};
+                     body, ctx_->config.connect_timeout_s, ctx_->config.timeout_s,
+                     static_cast<size_t>(ctx_->config.max_response_bytes)};
     std::string last;
     for (int attempt = 1;; ++attempt) {
       Attempt a = once(http, cancel);
@@ -213,6 +232,13 @@ class ProviderClient final : public LlmClient {
       case HttpOutcome::Kind::kNetwork:
         a.kind = Attempt::Kind::kRetry;
         a.why = "network error: " + redact(out.error, key_);
+        return a;
+      case HttpOutcome::Kind::kTooLarge:
+        // Not retried: a server that sent this much once will again, and every try may be billed.
+        a.kind = Attempt::Kind::kFatal;
+        a.why = fmt::format("{}: {} (llm.max_response_bytes); the answer was dropped unread. A real answer "
+                            "is far smaller: check the server or base URL, or raise max_response_bytes",
+                            spec_.text, out.error);
         return a;
       case HttpOutcome::Kind::kOk: break;
     }

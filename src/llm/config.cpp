@@ -167,6 +167,10 @@ Status apply_table(const toml::table& t, LlmConfig& cfg) {
       KEVO_TRY(apply_options(one, key, cfg.defaults, false));
     } else if (key == "connect_timeout_s") KEVO_TRY(get(n, key, cfg.connect_timeout_s));
     else if (key == "timeout_s") KEVO_TRY(get(n, key, cfg.timeout_s));
+    else if (key == "max_response_bytes") {
+      KEVO_TRY(get(n, key, cfg.max_response_bytes));
+      if (cfg.max_response_bytes < 1024) return config_error(key, "expected at least 1024 (bytes)");
+    }
     else if (key == "max_attempts") KEVO_TRY(get(n, key, r.max_attempts));
     else if (key == "backoff_base_s") KEVO_TRY(get(n, key, r.base_delay_s));
     else if (key == "backoff_max_s") KEVO_TRY(get(n, key, r.max_delay_s));

@@ -55,6 +55,10 @@ struct LlmConfig {
   RetryPolicy retry;
   double connect_timeout_s = 10;
   double timeout_s = 600;
+  // The largest answer body accepted (after decompression); a larger one is a [fatal] error and
+  // is never parsed, cached or put into a prompt. Answers are bounded by max_tokens (16384 tokens
+  // is ~64 KiB of text), so 4 MiB leaves room for any real answer and its JSON.
+  int64_t max_response_bytes = int64_t{4} << 20;
   CacheMode cache = CacheMode::kCache;
   BudgetLimits budget;
   std::map<std::string, Price> prices;  // overrides of the built-in table

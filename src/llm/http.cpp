@@ -1,6 +1,7 @@
 #include "llm/http.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -22,8 +23,21 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// The body, bounded: past `max` bytes the transfer is aborted (returning less than was given
+// makes curl stop with CURLE_WRITE_ERROR), so a huge answer never sits in memory.
+struct BodySink {
+  std::string* body;
+  size_t max;
+  bool over = false;
+};
+
 size_t on_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->max && sink->body->size() + size * n > sink->max) {
+    sink->over = true;
+    return 0;
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -89,7 +103,8 @@ HttpOutcome http_post(const HttpRequest& req, const CancelToken& cancel) {
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.response.body);
+  BodySink sink{&out.response.body, req.max_body_bytes};
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.response.headers);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout_s * 1000));
@@ -130,6 +145,13 @@ HttpOutcome http_post(const HttpRequest& req, const CancelToken& cancel) {
       if (m->msg == CURLMSG_DONE) rc = m->data.result;
   }
   curl_multi_remove_handle(multi.get(), c);
+  if (sink.over) {
+    out.kind = HttpOutcome::Kind::kTooLarge;
+    out.error = fmt::format("the answer is larger than {} bytes", req.max_body_bytes);
+    out.response.body.clear();
+    out.response.body.shrink_to_fit();
+    return out;
+  }
   if (rc != CURLE_OK) {
     out.kind = rc == CURLE_OPERATION_TIMEDOUT ? HttpOutcome::Kind::kTimeout
                                               : HttpOutcome::Kind::kNetwork;

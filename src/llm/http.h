@@ -15,6 +15,7 @@ struct HttpRequest {
   std::string body;
   double connect_timeout_s = 10;
   double timeout_s = 600;  // the whole exchange: a non-streaming answer arrives all at once
+  size_t max_body_bytes = 0;  // a longer answer body is cut off (Kind::kTooLarge); 0: no limit
 };
 
 struct HttpResponse {
@@ -25,7 +26,7 @@ struct HttpResponse {
 };
 
 struct HttpOutcome {
-  enum class Kind { kOk, kNetwork, kTimeout, kCancelled };
+  enum class Kind { kOk, kNetwork, kTimeout, kCancelled, kTooLarge };
   Kind kind = Kind::kOk;
   std::string error;  // curl's description for the failures; never contains headers
   HttpResponse response;

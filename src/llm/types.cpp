@@ -36,6 +36,7 @@ std::string response_to_json(const ChatResponse& r) {
               {"output", r.usage.output_tokens},
               {"reasoning", r.usage.reasoning_tokens},
               {"cached_input", r.usage.cached_input_tokens}}},
+            {"usage_estimated", r.usage_estimated},
             {"latency_s", r.latency_s},
             {"request_id", r.request_id}};
   return j.dump();
@@ -55,6 +56,7 @@ bool response_from_json(const std::string& text, ChatResponse& out) {
     out.usage.output_tokens = u.at("output").get<int64_t>();
     out.usage.reasoning_tokens = u.at("reasoning").get<int64_t>();
     out.usage.cached_input_tokens = u.at("cached_input").get<int64_t>();
+    out.usage_estimated = j.value("usage_estimated", false);
     out.latency_s = j.at("latency_s").get<double>();
     out.request_id = j.at("request_id").get<std::string>();
   } catch (const json::exception&) {

@@ -48,6 +48,9 @@ struct ChatResponse {
   FinishReason finish = FinishReason::kStop;
   std::string raw_finish;  // the provider's own word for it ("end_turn", "length", ...)
   Usage usage;
+  // The server reported no usage (or zero tokens for an answer): `usage` is kevo's estimate
+  // (client.cpp: estimate_usage), counted against the budgets like reported tokens.
+  bool usage_estimated = false;
   double cost_usd = 0;     // 0 for cache hits: they cost nothing now
   bool cost_known = true;  // false when the model has no price in the table
   double latency_s = 0;

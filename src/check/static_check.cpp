@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+#include "compile/include_rules.h"
+
 namespace kevo {
 namespace {
 
@@ -19,6 +21,7 @@ struct Texts {
   std::string keep;  // comments blanked only: for #include names and inline asm strings
   std::vector<size_t> line_starts;
   std::vector<std::pair<size_t, size_t>> forward_bodies;  // [begin, end) of kevo_forward's body
+  std::vector<IncludeHit> file_access;  // compile/include_rules.h
 
   int line_of(size_t off) const {
     return static_cast<int>(std::upper_bound(line_starts.begin(), line_starts.end(), off) -
@@ -56,6 +59,15 @@ struct Rule {
 };
 
 Hits default_stream_launches(const Texts& t, const StaticCheckOptions&);
+
+// The include rules (compile/include_rules.h): one static rule per kind, each with its own name.
+template <IncludeRule R>
+Hits file_access(const Texts& t, const StaticCheckOptions&) {
+  Hits hits;
+  for (const auto& h : t.file_access)
+    if (h.rule == R) hits.emplace_back(h.offset, hit_message(h));
+  return hits;
+}
 Hits asm_syscalls(const Texts& t, const StaticCheckOptions&);
 Hits asm_lower_precision(const Texts& t, const StaticCheckOptions&);
 
@@ -65,6 +77,11 @@ constexpr auto A = Scope::Anywhere;
 
 // One line per rule.
 const Rule kRules[] = {
+    {"host_include", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::HostInclude>, A, Guard::None, "{0}"},
+    {"embed_file", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::EmbedFile>, A, Guard::None, "{0}"},
+    {"line_directive", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::LineDirective>, A, Guard::None, "{0}"},
+    {"pragma_file", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::PragmaFile>, A, Guard::None, "{0}"},
+    {"has_include", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::HasInclude>, A, Guard::None, "{0}"},
     {"stream_create", U, When::Always, View::Code, R"(\b(cudaStreamCreate\w*|cuStreamCreate\w*)\s*\()", nullptr, A, Guard::None,
      "{0} creates a stream: launch all work on a->stream"},
     {"other_stream", U, When::Always, View::Code, R"(\b(cudaStreamPerThread|cudaStreamLegacy|CU_STREAM_PER_THREAD|CU_STREAM_LEGACY)\b)", nullptr, A, Guard::None,
@@ -131,12 +148,6 @@ bool preceded_by_member_access(const std::string& s, size_t off) {
   while (i > 0 && std::isspace(static_cast<unsigned char>(s[i - 1]))) --i;
   if (i >= 1 && s[i - 1] == '.') return true;
   return i >= 2 && s[i - 1] == '>' && s[i - 2] == '-';
-}
-
-// Blank [b, e) of s except newlines.
-void blank(std::string& s, size_t b, size_t e) {
-  for (size_t i = b; i < e && i < s.size(); ++i)
-    if (s[i] != '\n') s[i] = ' ';
 }
 
 // Index just past the parenthesized group opening at s[open] == '(' (or npos).
@@ -248,66 +259,6 @@ void find_forward_bodies(Texts& t) {
 
 }  // namespace
 
-std::string blank_comments_and_strings(std::string_view src, bool blank_strings) {
-  std::string s(src);
-  size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    char c = s[i];
-    if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-      size_t j = i;
-      // A backslash at the end of the line continues a // comment.
-      while (j < n && !(s[j] == '\n' && !(j > 0 && s[j - 1] == '\\'))) ++j;
-      blank(s, i, j);
-      i = j;
-    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-      size_t j = s.find("*/", i + 2);
-      j = j == std::string::npos ? n : j + 2;
-      blank(s, i, j);
-      i = j;
-    } else if (c == '"' && i > 0 && s[i - 1] == 'R' && (i < 2 || !ident_char(s[i - 2]) || s[i - 2] == '8' ||
-                                                       s[i - 2] == 'L' || s[i - 2] == 'u' || s[i - 2] == 'U')) {
-      // Raw string R"delim( ... )delim".
-      size_t paren = s.find('(', i + 1);
-      if (paren == std::string::npos) break;
-      std::string close = ")" + s.substr(i + 1, paren - i - 1) + "\"";
-      size_t j = s.find(close, paren + 1);
-      j = j == std::string::npos ? n : j + close.size();
-      if (blank_strings) blank(s, i + 1, j - 1);
-      i = j;
-    } else if (c == '"' || c == '\'') {
-      if (c == '\'' && i > 0 && ident_char(s[i - 1])) {
-        // A digit separator (1'000) unless the token before is a prefix (L'x', u8'x').
-        size_t b = i;
-        while (b > 0 && ident_char(s[b - 1])) --b;
-        if (std::isdigit(static_cast<unsigned char>(s[b]))) {
-          ++i;
-          continue;
-        }
-      }
-      size_t j = i + 1;
-      while (j < n && s[j] != c && s[j] != '\n') j += (s[j] == '\\' && j + 1 < n) ? 2 : 1;
-      if (blank_strings) blank(s, i + 1, std::min(j, n));
-      i = j < n && s[j] == c ? j + 1 : j;
-    } else if (c == '#' && blank_strings) {
-      // A header name is a literal too: `#include <fstream>` is not a use of fstream.
-      static const std::regex inc_re(R"(^#\s*include\s*<[^>\n]*>)");
-      std::smatch m;
-      std::string rest = s.substr(i, std::min<size_t>(n - i, 512));
-      if (std::regex_search(rest, m, inc_re)) {
-        size_t lt = i + m.str(0).find('<');
-        blank(s, lt + 1, i + m.length(0) - 1);
-        i += m.length(0);
-      } else {
-        ++i;
-      }
-    } else {
-      ++i;
-    }
-  }
-  return s;
-}
-
 std::vector<Finding> static_check(std::string_view source, const StaticCheckOptions& opts) {
   Texts t;
   t.keep = blank_comments_and_strings(source, false);
@@ -315,6 +266,7 @@ std::vector<Finding> static_check(std::string_view source, const StaticCheckOpti
   for (size_t i = 0; i < t.code.size(); ++i)
     if (t.code[i] == '\n') t.line_starts.push_back(i + 1);
   find_forward_bodies(t);
+  t.file_access = find_host_file_access(t.code, t.keep);
   const bool half_variable = declares_half_variable(t.code);
 
   std::vector<Finding> out;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "compile/source_text.h"  // blank_comments_and_strings
+
 namespace kevo {
 
 struct Finding {
@@ -30,9 +32,5 @@ std::vector<Finding> static_check(std::string_view source, const StaticCheckOpti
 std::string format_findings(const std::vector<Finding>& findings);
 
 bool has_unsafe(const std::vector<Finding>& findings);
-
-// The source with comments (and, if blank_strings, string and character literals) replaced by
-// spaces, newlines kept, so offsets and line numbers still match the original.
-std::string blank_comments_and_strings(std::string_view source, bool blank_strings);
 
 }  // namespace kevo

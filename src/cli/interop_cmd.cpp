@@ -157,6 +157,14 @@ void register_interop(CLI::App& app, int& exit_code) {
   exc->add_option("dir", ex->dir, "Output directory")->required();
   exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
   exc->callback([ex, &exit_code] {
+    // The name is pasted into loader.py and becomes a file name under torch's build cache.
+    if (!ex->module.empty() && !is_identifier(ex->module)) {
+      std::fprintf(stderr, "kevo export-torch: --module '%s' must be a Python identifier (letters, digits, _; "
+                           "at most %zu characters)\n",
+                   interop::cpp_escape(ex->module).c_str(), kMaxNameLength);
+      exit_code = 21;
+      return;
+    }
     std::error_code ec;
     fs::path tdir = ex->task;
     if (!fs::exists(tdir, ec)) tdir = kevo_home() / "tasks" / ex->task;

@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <regex>
 #include <set>
 #include <vector>
+
+#include "compile/sandbox.h"
+#include "util/fs.h"
 
 namespace kevo {
 namespace {
@@ -98,12 +102,29 @@ bool is_noise(const std::string& l) {
   return std::regex_search(l, noise_re) || std::regex_search(l, gcc_context_re);
 }
 
+// Whether the compiler may quote lines of `file` back: the candidate's own, kevo's headers and the
+// toolkit's and system's. Any other file's text (had one been read, despite the include rules
+// and the sandbox) is withheld, so a diagnostic cannot carry a host file out.
+bool quotable_file(const std::string& file, std::string_view shown) {
+  if (file == shown) return true;
+  static const std::vector<std::string> kTrusted = [] {
+    std::vector<std::string> t = {"/usr/", (kevo_home() / "include").string() + "/"};
+    if (auto root = toolkit_root("nvcc"); !root.empty()) t.push_back(root.string() + "/");
+    return t;
+  }();
+  if (file.find("..") != std::string::npos) return false;
+  return std::any_of(kTrusted.begin(), kTrusted.end(),
+                     [&](const std::string& d) { return file.rfind(d, 0) == 0; });
+}
+
 bool starts_indented(const std::string& l) { return !l.empty() && (l[0] == ' ' || l[0] == '\t'); }
 
 // Recognizes the first line of a diagnostic and returns it rewritten in one style
 // ("file(line): error: message"), or nullopt.
 std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
-                                                        std::string& pending_ld_function) {
+                                                        std::string& pending_ld_function,
+                                                        std::string& file) {
+  file.clear();
   static const std::regex cudafe_re(
       R"(^(.+)\((\d+)\): (catastrophic error|internal error|error|warning|remark)(?: #[\w-]+)?: (.*)$)");
   static const std::regex gcc_re(R"(^(.+?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
@@ -120,10 +141,12 @@ std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
   };
   std::smatch m;
   if (std::regex_match(l, m, cudafe_re)) {
+    file = m[1];
     std::string sev = m[3];
     return std::pair{sev_of(sev), fmt::format("{}({}): {}: {}", m[1].str(), m[2].str(), sev, m[4].str())};
   }
   if (std::regex_match(l, m, gcc_re)) {
+    file = m[1];
     std::string sev = m[4];
     return std::pair{sev_of(sev), fmt::format("{}({}): {}: {}", m[1].str(), m[2].str(), sev, m[5].str())};
   }
@@ -188,10 +211,18 @@ std::string trim_diagnostics(std::string_view log, std::string_view shown_name, 
       }
       continue;
     }
-    auto h = parse_header(line, ld_function);
+    std::string file;
+    auto h = parse_header(line, ld_function, file);
     if (!h) {
       cur = nullptr;
       unrecognized.push_back(line);
+      continue;
+    }
+    if (!file.empty() && !quotable_file(file, shown_name)) {
+      cur = nullptr;  // none of its excerpt lines either
+      if (h->first != Sev::Note)
+        blocks.push_back({h->first, {fmt::format("{}: {}: its text is not shown (not the candidate's file)",
+                                                 file, h->first == Sev::Error ? "error" : "warning")}});
       continue;
     }
     if (h->first == Sev::Note) {

@@ -8,7 +8,9 @@
 
 #include "compile/cache.h"
 #include "compile/diagnostics.h"
+#include "compile/include_rules.h"
 #include "compile/nvcc_pipeline.h"
+#include "compile/sandbox.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
@@ -69,8 +71,10 @@ bool env_says_serial() {
 // nvcc's own steps with its host and device front ends in parallel (compile/nvcc_pipeline.h).
 // nullopt: run plain nvcc instead (an unfamiliar step list, or a failure nvcc itself would not
 // give, such as the shell not finding a step), so this path never decides a verdict on its own.
+// `sandbox`: the argv prefix every step runs under (compile/sandbox.h), empty for none.
 std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& dir,
-                                        std::string_view src_name, std::string_view shown_name) {
+                                        std::string_view src_name, std::string_view shown_name,
+                                        const std::vector<std::string>& sandbox) {
   const fs::path tmp =
       dir / "nvcc-steps";  // the steps' intermediates; removed before the entry is stored
   std::error_code ec;
@@ -96,7 +100,8 @@ std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& 
       !write_file_atomic(tmp / "steps.sh", script->script))
     return cleanup(), std::nullopt;
   RunOptions ro = nvcc;
-  ro.argv = {"/bin/sh", (tmp / "steps.sh").string()};
+  ro.argv = sandbox;
+  ro.argv.insert(ro.argv.end(), {"/bin/sh", (tmp / "steps.sh").string()});
   ro.env_add["TMPDIR"] = tmp.string();
   ro.timeout = std::max(
       std::chrono::milliseconds(1),
@@ -167,6 +172,18 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source,
                                      std::string_view shown_name, const CompileOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   Plan plan = make_plan(kind, source, opts);
+  // A candidate never reaches the compiler with a way to read host files, whatever ran before
+  // (evolve warms the cache before the static checks; --no-static-gate skips them).
+  if (kind == Kind::Cuda) {
+    if (auto hits = find_host_file_access(source); !hits.empty()) {
+      CompileResult r;
+      r.driver = "refused";
+      r.arch_used = plan.arch_used;
+      r.diagnostics = describe_first_hit(source, hits);
+      r.seconds = since(t0);
+      return r;
+    }
+  }
   auto version = compiler_version(plan.compiler);
   if (!version) return version.unexpected();
 
@@ -201,8 +218,15 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source,
     return w.unexpected();
   }
 
+  // The compiler sees the toolkit, the include dirs and this build dir only (compile/sandbox.h).
+  SandboxPaths sp;
+  if (fs::path root = toolkit_root(plan.compiler); !root.empty()) sp.read_only.push_back(root);
+  sp.read_only.insert(sp.read_only.end(), plan.include_dirs.begin(), plan.include_dirs.end());
+  sp.writable = dir;
+  const std::vector<std::string> sandbox = sandbox_prefix(sp);
   RunOptions ro;
-  ro.argv = plan.argv;
+  ro.argv = sandbox;
+  ro.argv.insert(ro.argv.end(), plan.argv.begin(), plan.argv.end());
   ro.cwd = dir.string();
   // nvcc's intermediates go to the private dir: removed with it, even after a timeout kill.
   ro.env_add["TMPDIR"] = dir.string();
@@ -210,7 +234,7 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source,
   std::string driver = kind == Kind::Cuda ? "nvcc" : "g++";
   std::optional<RunResult> steps;
   if (kind == Kind::Cuda && opts.parallel_front_ends && !env_says_serial())
-    steps = run_nvcc_steps(ro, dir, plan.src_name, shown_name);
+    steps = run_nvcc_steps(ro, dir, plan.src_name, shown_name, sandbox);
   if (steps) driver = "nvcc-steps";
   auto run = steps ? Result<RunResult>(std::move(*steps)) : run_process(ro);
   if (!run) {

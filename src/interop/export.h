@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "task/task.h"
 #include "util/result.h"
@@ -30,5 +31,12 @@ Status export_torch(const Task& task, const std::filesystem::path& kernel_cu,
 
 // A kevo shape/dims expression as C++ over int64_t variables named d_<dim> (exposed for tests).
 Result<std::string> expr_to_cpp(const std::string& expr);
+
+// Escaping for what generated sources paste, whatever it holds (names are validated anyway):
+// the inside of a C++ string literal (quotes, backslashes, newlines, "??", every other byte
+// outside printable ASCII as octal), a whole C++ literal, and a whole Python literal ("...", \xNN).
+std::string cpp_escape(std::string_view s);
+std::string cpp_string_literal(std::string_view s);
+std::string py_string_literal(std::string_view s);
 
 }  // namespace kevo::interop

@@ -51,6 +51,17 @@ KEVO_HD double draw_from_gauss(const DrawSpec& s, double z) {
   return s.kind == kDrawNormal ? s.a + s.b * z : exp(s.a + s.b * z);
 }
 
+// The key of element 0 of a tensor in timed call `call`: every timed call draws fresh values (a
+// cache keyed on input values never hits), and the baseline's runner, given the same call numbers,
+// draws the same ones (its outputs are the reference for the candidate's).
+KEVO_HD uint64_t draw_call_base(uint64_t base, uint64_t call) { return draw_mix(base ^ draw_mix(call + 1)); }
+
+// The sign (+1 or -1) of element i in weighted output sum `which` (0 or 1) under `key`: sums a
+// timed call's output is summarised by (runner/device_data.h, check/output_sums.h).
+KEVO_HD double draw_sign(uint64_t key, int64_t i, int which) {
+  return (draw_mix(key ^ (2 * static_cast<uint64_t>(i) + static_cast<uint64_t>(which))) & 1) ? 1.0 : -1.0;
+}
+
 KEVO_HD double draw_value(const DrawSpec& s, int64_t i) {
   if (s.kind == kDrawNormal || s.kind == kDrawLogNormal) return draw_from_gauss(s, draw_gauss(s.base, i));
   uint64_t k = s.base + 2 * static_cast<uint64_t>(i);

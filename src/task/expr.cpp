@@ -92,6 +92,15 @@ class Parser {
   }
 
   Result<double> unary() {
+    // Nesting ("((((...", "----...") is bounded so a hostile expression cannot exhaust the stack.
+    constexpr int kMaxDepth = 64;
+    if (++depth_ > kMaxDepth) return err("nested more than {} levels deep", kMaxDepth);
+    auto v = unary_body();
+    --depth_;
+    return v;
+  }
+
+  Result<double> unary_body() {
     if (eat('-')) {
       auto v = unary();
       if (!v) return v;
@@ -181,6 +190,7 @@ class Parser {
   const DimValues* dims_;
   std::set<std::string>* names_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -192,6 +202,11 @@ Result<double> eval_expr(std::string_view text, const DimValues& dims) {
 Result<int64_t> eval_int_expr(std::string_view text, const DimValues& dims) {
   auto v = eval_expr(text, dims);
   if (!v) return v.unexpected();
+  // Past 2^53 a double no longer holds every integer, and past 2^63 an int64 holds none: either
+  // is an overflow of the expression, said as such (not as a wrapped, negative size).
+  constexpr double kMaxExact = 9007199254740992.0;  // 2^53
+  if (std::isinf(*v) || (std::isfinite(*v) && std::fabs(*v) > kMaxExact))
+    return fail("expression \"{}\" overflows here: {:.4g} is beyond 2^53", text, *v);
   if (!std::isfinite(*v) || std::nearbyint(*v) != *v)
     return fail("expression \"{}\" is {} here, not a whole number", text, *v);
   return static_cast<int64_t>(*v);

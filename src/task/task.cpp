@@ -2,13 +2,23 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <regex>
 #include <set>
 
+#include "task/limits.h"
 #include "util/fs.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNameLength) return false;
+  if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
 
 Tolerance Task::tolerance_for(DType t) const {
   auto it = tolerance.find(t);
@@ -48,6 +58,20 @@ std::vector<int64_t> Task::dim_values(const Config& c) const {
 }
 
 namespace {
+
+constexpr const char* kIdentifierRule =
+    "a C identifier: a letter or _, then letters, digits or _, at most 64 characters";
+
+// A name as the error message shows it: printable ASCII, the rest escaped, at most 80 characters.
+std::string escaped(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 80)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') out += c;
+    else out += fmt::format("\\x{:02x}", u);
+  }
+  return s.size() > 80 ? out + "..." : out;
+}
 
 // Builds "file:line:col: field: message" from a node's source position.
 class Ctx {
@@ -207,6 +231,8 @@ Result<TensorSpec> parse_tensor(const Ctx& ctx, const toml::node& node, std::str
   TensorSpec s;
   auto name = get_string(ctx, *t, "name", f + ".name");
   if (!name) return name.unexpected();
+  if (!is_identifier(*name))
+    return ctx.err(t->get("name"), f + ".name", "'{}' is not a name ({})", escaped(*name), kIdentifierRule);
   s.name = *name;
   // "inputs[2]" becomes "inputs(x)": the name is what the author searches for.
   f = fmt::format("{}({})", field.substr(0, field.find('[')), s.name);
@@ -257,20 +283,9 @@ bool has_unaligned_dim(const Config& c) {
   return false;
 }
 
-}  // namespace
+// ---- parse_task's phases, in file order ------------------------------------------------------
 
-Result<Task> parse_task(std::string_view text, const fs::path& file) {
-  Ctx ctx(file);
-  toml::table root;
-  try {
-    root = toml::parse(text, file.string());
-  } catch (const toml::parse_error& e) {
-    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), e.source().begin.line,
-                e.source().begin.column, e.description());
-  }
-  KEVO_TRY(check_unknown_keys(ctx, root, kKnownTop, ""));
-  Task task;
-  task.dir = file.parent_path();
+Status parse_header(const Ctx& ctx, const toml::table& root, Task& task) {
   auto name = get_string(ctx, root, "name", "name");
   if (!name) return name.unexpected();
   if (!std::regex_match(*name, std::regex("[a-z0-9_]+")))
@@ -284,19 +299,26 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   if (desc->find_first_not_of(" \n\t") == std::string::npos)
     return ctx.err(root.get("description"), "description", "is empty");
   task.description = *desc;
+  return {};
+}
 
+Status parse_dims(const Ctx& ctx, const toml::table& root, Task& task) {
   const toml::node* dims = root.get("dims");
   if (!dims || !dims->is_array() || dims->as_array()->empty())
     return ctx.err(dims ? dims : &root, "dims", "must be a non-empty array of dimension names");
   std::set<std::string> dimset;
   for (const auto& d : *dims->as_array()) {
     auto s = d.value<std::string>();
-    if (!s || !std::regex_match(*s, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
-      return ctx.err(&d, "dims", "each dimension must be a name like \"N\"");
+    if (!s || !is_identifier(*s))
+      return ctx.err(&d, "dims", "each dimension must be a name like \"N\" ({})", kIdentifierRule);
     if (!dimset.insert(*s).second) return ctx.err(&d, "dims", "'{}' is declared twice", *s);
     task.dims.push_back(*s);
   }
+  return {};
+}
 
+// flops, bytes, workspace, libraries, inplace, oracle and the PyTorch files.
+Status parse_settings(const Ctx& ctx, const toml::table& root, Task& task) {
   for (const char* k : {"flops", "bytes"}) {
     const toml::node* n = root.get(k);
     if (!n) return ctx.err(&root, k, "missing (required): an expression of the dims");
@@ -336,7 +358,11 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   if (task.oracle_is_torch && task.torch_reference.empty())
     return ctx.err(&root, "torch_reference",
                    "oracle = \"torch\" needs torch_reference = \"reference.py\" (the PyTorch module)");
+  return {};
+}
 
+Status parse_tensors(const Ctx& ctx, const toml::table& root, Task& task) {
+  const std::set<std::string> dimset(task.dims.begin(), task.dims.end());
   std::set<std::string> tensor_names;
   for (const char* key : {"inputs", "outputs"}) {
     bool out = std::string_view(key) == "outputs";
@@ -360,21 +386,58 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
       (out ? task.outputs : task.inputs).push_back(std::move(*s));
     }
   }
+  return {};
+}
 
-  if (const toml::node* n = root.get("scalars")) {
-    if (!n->is_array_of_tables()) return ctx.err(n, "scalars", "must be [[scalars]] tables");
-    size_t i = 0;
-    for (const auto& t : *n->as_array()) {
-      std::string f = fmt::format("scalars[{}]", i++);
-      auto nm = get_string(ctx, *t.as_table(), "name", f + ".name");
-      if (!nm) return nm.unexpected();
-      auto v = get_number(ctx, *t.as_table(), "value", f + ".value");
-      if (!v) return v.unexpected();
-      KEVO_TRY(check_unknown_keys(ctx, *t.as_table(), {"name", "value"}, f + "."));
-      task.scalars.push_back({*nm, *v});
-    }
+Status parse_scalars(const Ctx& ctx, const toml::table& root, Task& task) {
+  const toml::node* n = root.get("scalars");
+  if (!n) return {};
+  if (!n->is_array_of_tables()) return ctx.err(n, "scalars", "must be [[scalars]] tables");
+  size_t i = 0;
+  for (const auto& t : *n->as_array()) {
+    std::string f = fmt::format("scalars[{}]", i++);
+    auto nm = get_string(ctx, *t.as_table(), "name", f + ".name");
+    if (!nm) return nm.unexpected();
+    if (!is_identifier(*nm))
+      return ctx.err(t.as_table()->get("name"), f + ".name", "'{}' is not a name ({})", escaped(*nm),
+                     kIdentifierRule);
+    auto v = get_number(ctx, *t.as_table(), "value", f + ".value");
+    if (!v) return v.unexpected();
+    KEVO_TRY(check_unknown_keys(ctx, *t.as_table(), {"name", "value"}, f + "."));
+    task.scalars.push_back({*nm, *v});
   }
+  return {};
+}
 
+Result<Config> parse_config(const Ctx& ctx, const toml::node& cn, size_t ci, const Task& task) {
+  const toml::table& ct = *cn.as_table();
+  std::string f = fmt::format("configs[{}]", ci);
+  Config c;
+  auto nm = get_string(ctx, ct, "name", f + ".name");
+  if (!nm) return nm.unexpected();
+  c.name = *nm;
+  f = fmt::format("configs({})", c.name);
+  KEVO_TRY(check_unknown_keys(ctx, ct, {"name", "dims", "main", "held_out"}, f + "."));
+  const toml::node* d = ct.get("dims");
+  if (!d || !d->is_table()) return ctx.err(d ? d : &cn, f + ".dims", "must be a table like {{ N = 1024 }}");
+  for (const auto& [k, v] : *d->as_table()) {
+    std::string key(k.str());
+    if (std::find(task.dims.begin(), task.dims.end(), key) == task.dims.end())
+      return ctx.err(&v, f + ".dims." + key, "not declared in dims");
+    auto iv = v.value<int64_t>();
+    if (!v.is_integer() || !iv || *iv <= 0)
+      return ctx.err(&v, f + ".dims." + key, "must be a positive integer");
+    c.dims[key] = *iv;
+  }
+  for (const auto& dn : task.dims)
+    if (!c.dims.count(dn)) return ctx.err(d, f + ".dims", "does not set dimension '{}'", dn);
+  auto ho = get_bool(ctx, ct, "held_out", f + ".held_out", false);
+  if (!ho) return ho.unexpected();
+  c.held_out = *ho;
+  return c;
+}
+
+Status parse_configs(const Ctx& ctx, const toml::table& root, Task& task) {
   const toml::node* cfgs = root.get("configs");
   if (!cfgs || !cfgs->is_array_of_tables())
     return ctx.err(cfgs ? cfgs : &root, "configs", "needs [[configs]] tables");
@@ -383,40 +446,20 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   bool unaligned = false;
   size_t ci = 0;
   for (const auto& cn : *cfgs->as_array()) {
-    const toml::table& ct = *cn.as_table();
-    std::string f = fmt::format("configs[{}]", ci);
-    Config c;
-    auto nm = get_string(ctx, ct, "name", f + ".name");
-    if (!nm) return nm.unexpected();
-    c.name = *nm;
-    f = fmt::format("configs({})", c.name);
-    if (!cfg_names.insert(c.name).second) return ctx.err(&cn, f, "config name used twice");
-    KEVO_TRY(check_unknown_keys(ctx, ct, {"name", "dims", "main", "held_out"}, f + "."));
-    const toml::node* d = ct.get("dims");
-    if (!d || !d->is_table()) return ctx.err(d ? d : &cn, f + ".dims", "must be a table like {{ N = 1024 }}");
-    for (const auto& [k, v] : *d->as_table()) {
-      std::string key(k.str());
-      if (!dimset.count(key)) return ctx.err(&v, f + ".dims." + key, "not declared in dims");
-      auto iv = v.value<int64_t>();
-      if (!v.is_integer() || !iv || *iv <= 0)
-        return ctx.err(&v, f + ".dims." + key, "must be a positive integer");
-      c.dims[key] = *iv;
-    }
-    for (const auto& dn : task.dims)
-      if (!c.dims.count(dn)) return ctx.err(d, f + ".dims", "does not set dimension '{}'", dn);
-    auto ho = get_bool(ctx, ct, "held_out", f + ".held_out", false);
-    if (!ho) return ho.unexpected();
-    c.held_out = *ho;
-    auto mn = get_bool(ctx, ct, "main", f + ".main", false);
+    auto c = parse_config(ctx, cn, ci, task);
+    if (!c) return c.unexpected();
+    const std::string f = fmt::format("configs({})", c->name);
+    if (!cfg_names.insert(c->name).second) return ctx.err(&cn, f, "config name used twice");
+    auto mn = get_bool(ctx, *cn.as_table(), "main", f + ".main", false);
     if (!mn) return mn.unexpected();
     if (*mn) {
-      if (c.held_out) return ctx.err(&cn, f, "the main config cannot be held_out");
+      if (c->held_out) return ctx.err(&cn, f, "the main config cannot be held_out");
       ++mains;
       task.main_config = ci;
     }
-    (c.held_out ? held : visible)++;
-    unaligned |= has_unaligned_dim(c);
-    task.configs.push_back(std::move(c));
+    (c->held_out ? held : visible)++;
+    unaligned |= has_unaligned_dim(*c);
+    task.configs.push_back(std::move(*c));
     ++ci;
   }
   if (mains > 1) return ctx.err(cfgs, "configs", "more than one config has main = true");
@@ -432,25 +475,32 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   if (held < 1) return ctx.err(cfgs, "configs", "needs at least one config with held_out = true");
   if (!unaligned)
     return ctx.err(cfgs, "configs", "needs a config with a size that is not a multiple of 32");
+  return {};
+}
 
-  if (const toml::node* n = root.get("tolerance")) {
-    if (!n->is_table()) return ctx.err(n, "tolerance", "must be a table like f32 = {{ atol = 1e-4, rtol = 1e-4 }}");
-    for (const auto& [k, v] : *n->as_table()) {
-      std::string key(k.str());
-      auto dt = parse_dtype(key);
-      if (!dt) return ctx.err(&v, "tolerance." + key, "unknown dtype");
-      if (!v.is_table()) return ctx.err(&v, "tolerance." + key, "must be {{ atol = ..., rtol = ... }}");
-      Tolerance tol = task.tolerance_for(*dt);
-      auto a = get_number(ctx, *v.as_table(), "atol", "tolerance." + key + ".atol", tol.atol);
-      if (!a) return a.unexpected();
-      auto r = get_number(ctx, *v.as_table(), "rtol", "tolerance." + key + ".rtol", tol.rtol);
-      if (!r) return r.unexpected();
-      if (*a < 0 || *r < 0) return ctx.err(&v, "tolerance." + key, "must not be negative");
-      task.tolerance[*dt] = {*a, *r};
-    }
+Status parse_tolerance(const Ctx& ctx, const toml::table& root, Task& task) {
+  const toml::node* n = root.get("tolerance");
+  if (!n) return {};
+  if (!n->is_table()) return ctx.err(n, "tolerance", "must be a table like f32 = {{ atol = 1e-4, rtol = 1e-4 }}");
+  for (const auto& [k, v] : *n->as_table()) {
+    std::string key(k.str());
+    auto dt = parse_dtype(key);
+    if (!dt) return ctx.err(&v, "tolerance." + key, "unknown dtype");
+    if (!v.is_table()) return ctx.err(&v, "tolerance." + key, "must be {{ atol = ..., rtol = ... }}");
+    Tolerance tol = task.tolerance_for(*dt);
+    auto a = get_number(ctx, *v.as_table(), "atol", "tolerance." + key + ".atol", tol.atol);
+    if (!a) return a.unexpected();
+    auto r = get_number(ctx, *v.as_table(), "rtol", "tolerance." + key + ".rtol", tol.rtol);
+    if (!r) return r.unexpected();
+    if (*a < 0 || *r < 0) return ctx.err(&v, "tolerance." + key, "must not be negative");
+    task.tolerance[*dt] = {*a, *r};
   }
+  return {};
+}
 
-  // Every expression must evaluate on every config, so errors surface at load, not mid-run.
+// Every expression must evaluate on every config, and every config fit the size limits
+// (task/limits.h), so errors surface at load, not mid-run.
+Status check_configs(const Task& task, const fs::path& file) {
   for (const auto& c : task.configs) {
     for (const auto* list : {&task.inputs, &task.outputs})
       for (const auto& t : *list) {
@@ -467,6 +517,7 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
                         file.string(), t.name, c.name, *hi, *lo);
         }
       }
+    if (auto l = check_config_limits(task, c); !l) return fail("{}: {}", file.string(), l.error().message);
     for (const char* k : {"flops", "bytes"}) {
       auto v = std::string_view(k) == "flops" ? task.flops(c) : task.bytes(c);
       if (!v) return fail("{}: {}: {}", file.string(), k, v.error().message);
@@ -476,7 +527,35 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
     auto ws = task.workspace_bytes(c);
     if (!ws || *ws < 0)
       return fail("{}: workspace: {}", file.string(), ws ? "negative" : ws.error().message);
+    if (static_cast<uint64_t>(*ws) > kMaxConfigBytes)
+      return fail("{}: workspace: {} bytes for config '{}' is over the limit of {} bytes",
+                  file.string(), *ws, c.name, kMaxConfigBytes);
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Task> parse_task(std::string_view text, const fs::path& file) {
+  Ctx ctx(file);
+  toml::table root;
+  try {
+    root = toml::parse(text, file.string());
+  } catch (const toml::parse_error& e) {
+    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), e.source().begin.line,
+                e.source().begin.column, e.description());
+  }
+  KEVO_TRY(check_unknown_keys(ctx, root, kKnownTop, ""));
+  Task task;
+  task.dir = file.parent_path();
+  KEVO_TRY(parse_header(ctx, root, task));
+  KEVO_TRY(parse_dims(ctx, root, task));
+  KEVO_TRY(parse_settings(ctx, root, task));
+  KEVO_TRY(parse_tensors(ctx, root, task));
+  KEVO_TRY(parse_scalars(ctx, root, task));
+  KEVO_TRY(parse_configs(ctx, root, task));
+  KEVO_TRY(parse_tolerance(ctx, root, task));
+  KEVO_TRY(check_configs(task, file));
   return task;
 }
 

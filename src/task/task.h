@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "task/dtype.h"
@@ -83,6 +84,12 @@ struct Task {
   // The dtype that sets the task's precision (the first output's).
   DType precision() const { return outputs.empty() ? DType::F32 : outputs[0].dtype; }
 };
+
+// The longest name of a dim, tensor or scalar.
+inline constexpr size_t kMaxNameLength = 64;
+// A dim, tensor or scalar name: [A-Za-z_][A-Za-z0-9_]*, at most kMaxNameLength characters. Names
+// are pasted into generated code (export-torch, host examples), so nothing else is accepted.
+bool is_identifier(std::string_view s);
 
 // Loads and validates dir/task.toml. Errors name the file, line and field.
 Result<Task> load_task(const std::filesystem::path& dir);

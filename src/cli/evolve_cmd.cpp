@@ -84,7 +84,7 @@ class StatusPrinter {
 
 // Runs the translate stage and prints what happened; returns 0 when baseline.cu was written, else
 // the exit code for `prog` (2: bad arguments such as no model, 1: every round failed, 3: the LLM
-// failed, 130: interrupted).
+// failed or the checker could not run a kernel (no usable GPU), 130: interrupted).
 int translate_and_report(const char* prog, const Task& task, evolve::CandidateEvaluator& evaluator, store::RunDb& db,
                          llm::LlmClient* llm, const evolve::TranslateOptions& o, bool failed_rounds_fatal) {
   auto r = evolve::translate(task, evaluator, db, llm, g_evolve_cancel, o);
@@ -106,6 +106,9 @@ int translate_and_report(const char* prog, const Task& task, evolve::CandidateEv
       return failed_rounds_fatal ? 3 : 1;
     case evolve::TranslateStatus::kLlmFailed:
       std::fprintf(stderr, "%s: translation failed: %s\n", prog, r->message.c_str());
+      return 3;
+    case evolve::TranslateStatus::kInfraFailed:
+      std::fprintf(stderr, "%s: stopped, nothing more was asked of the model: %s\n", prog, r->message.c_str());
       return 3;
     case evolve::TranslateStatus::kInterrupted:
       std::fprintf(stderr, "%s: interrupted (run %lld)\n", prog, static_cast<long long>(r->run_id));
@@ -646,7 +649,7 @@ void register_evolve(CLI::App& app, int& exit_code) {
       "Ask the LLM for a first kernel in the kevo ABI from TASK's PyTorch reference, checked with compile and\n"
       "correctness feedback for up to --rounds rounds; writes TASK/baseline.cu (docs/INTEROP.md).\n"
       "Exit codes: 0 written, 1 every round failed, 2 bad arguments (no model, a baseline already there),\n"
-      "3 the LLM failed, 130 interrupted.");
+      "3 the LLM failed or the checker could not run a kernel (e.g. no usable GPU), 130 interrupted.");
   auto ta = std::make_shared<TranslateArgs>();
   tr->add_option("task", ta->task, "Task directory or bundled task name")->required();
   tr->add_option("--model", ta->models, "Model spec (repeat for an ensemble)");

@@ -116,6 +116,238 @@ std::string provenance(const Task& task, const std::string& model, int64_t run, 
 
 }  // namespace
 
+namespace {
+
+// What one round's kernel came to.
+struct RoundResult {
+  store::CandidateRow row;
+  bool passed = false;
+  bool infra = false;      // the checker could not run it: nothing to tell the model
+  std::string feedback;    // for the next round
+};
+
+// One translation in progress: its run row, work folder and the rounds' state.
+class Translation {
+ public:
+  Translation(const Task& task, CandidateEvaluator& evaluator, store::RunDb& db, llm::LlmClient& llm,
+              const llm::CancelToken& cancel, const TranslateOptions& opts)
+      : task_(task), ev_(evaluator), db_(db), llm_(llm), cancel_(cancel), opts_(opts) {}
+
+  Result<TranslateOutcome> run(const std::string& torch_src);
+
+ private:
+  Status start();
+  Result<TranslateOutcome> finish(TranslateStatus st, std::string message);
+  RoundResult check(const std::string& code, int round);
+  Result<bool> record(RoundResult& rr, const llm::ChatResponse& r, const Prompt& prompt, const std::string* code,
+                      int round, const store::LlmCallRow& call);
+
+  const Task& task_;
+  CandidateEvaluator& ev_;
+  store::RunDb& db_;
+  llm::LlmClient& llm_;
+  const llm::CancelToken& cancel_;
+  const TranslateOptions& opts_;
+  store::RunRow row_;
+  std::filesystem::path work_;
+  TranslateOutcome out_;
+  int64_t previous_ = 0;  // the last kernel, the parent of the next
+};
+
+Status Translation::start() {
+  row_.task = task_.name;
+  row_.task_dir = std::filesystem::absolute(task_.dir).string();
+  row_.strategy = "translate";
+  row_.config_json = json{{"rounds", opts_.rounds},
+                          {"force", opts_.force},
+                          {"llm", llm_.name()},
+                          {"eval_seeds", opts_.eval.seeds},
+                          {"fake_evaluator", ev_.is_fake()}}
+                         .dump();
+  row_.note = "translation of " + task_.torch_reference + " into the kevo ABI";
+  auto id = db_.create_run(row_);
+  if (!id) return id.unexpected();
+  row_.id = *id;
+  out_.run_id = row_.id;
+  work_ = opts_.work_dir;
+  if (work_.empty()) work_ = std::filesystem::path(db_.path().string() + ".work");
+  work_ /= fmt::format("run-{}", row_.id);
+  std::error_code ec;
+  std::filesystem::create_directories(work_, ec);
+  if (ec) return fail("cannot create {}: {}", work_.string(), ec.message());
+  return {};
+}
+
+Result<TranslateOutcome> Translation::finish(TranslateStatus st, std::string message) {
+  out_.status = st;
+  out_.message = std::move(message);
+  row_.status = st == TranslateStatus::kTranslated    ? store::RunStatus::kFinished
+                : st == TranslateStatus::kInterrupted ? store::RunStatus::kInterrupted
+                                                      : store::RunStatus::kFailed;
+  row_.stop_reason = st == TranslateStatus::kTranslated        ? "translated"
+                     : st == TranslateStatus::kRoundsExhausted ? "translate_rounds_exhausted"
+                     : st == TranslateStatus::kLlmFailed       ? "llm_failed"
+                     : st == TranslateStatus::kInfraFailed     ? "infra_error"
+                                                               : "interrupted";
+  if (!out_.message.empty()) row_.note += ": " + clip(out_.message, 2000);
+  KEVO_TRY(db_.update_run(row_));
+  (void)db_.add_event(row_.id, "finished",
+                      json{{"status", store::to_string(row_.status)}, {"stop_reason", row_.stop_reason},
+                           {"candidates", out_.attempts.size()}, {"baseline_candidate", out_.candidate}}
+                          .dump());
+  return out_;
+}
+
+// Checks the kernel on the visible shapes, then (if it passes) on the held-out ones.
+RoundResult Translation::check(const std::string& code, int round) {
+  RoundResult rr;
+  auto file = work_ / fmt::format("translate{}.cu", round);
+  if (auto w = write_file_atomic(file, code); !w) {
+    rr.infra = true;
+    rr.row.outcome = outcome_name(Outcome::InfraError);
+    rr.row.message = w.error().message;
+    return rr;
+  }
+  EvalOptions o = opts_.eval;
+  o.visible_only = true;
+  o.held_out_only = false;
+  o.baseline_mode = false;
+  o.time = false;  // there is nothing to be faster than yet
+  Verdict v = ev_.evaluate(task_, file, o);
+  if (v.outcome == Outcome::Pass) {
+    // The baseline must hold on the shapes the model never saw, too.
+    EvalOptions h = o;
+    h.visible_only = false;
+    h.held_out_only = true;
+    Verdict hv = ev_.evaluate(task_, file, h);
+    rr.row = row_from_verdict(hv.outcome == Outcome::Pass ? v : hv, code);
+    rr.infra = hv.outcome == Outcome::InfraError;
+    if (hv.outcome == Outcome::Pass) {
+      rr.passed = true;
+    } else {
+      rr.row.message = "held-out: " + hv.message;
+      rr.feedback = kHeldOutFeedback;
+    }
+  } else {
+    rr.row = row_from_verdict(v, code);
+    rr.infra = v.outcome == Outcome::InfraError;
+    rr.feedback = feedback_of(v, task_);
+  }
+  return rr;
+}
+
+// Stores the round's candidate (and writes baseline.cu when it passed); false: writing failed.
+Result<bool> Translation::record(RoundResult& rr, const llm::ChatResponse& r, const Prompt& prompt,
+                                 const std::string* code, int round, const store::LlmCallRow& call) {
+  store::CandidateRow& c = rr.row;
+  c.run_id = row_.id;
+  c.seq = round;
+  c.generation = round;
+  c.repair_round = round - 1;
+  c.op = "translate";
+  if (previous_) c.parents = {previous_};
+  c.model = r.model;
+  c.prompt = prompt.system + "\n\n" + prompt.user;
+  c.answer = r.text;
+  llm::ParsedAnswer parsed = llm::parse_answer(r.text);
+  c.name = parsed.name;
+  c.rationale = parsed.thought;
+  TranslateAttempt a{round, 0, c.outcome, c.reason, rr.passed || rr.infra ? "" : rr.feedback};
+  bool written = true;
+  if (rr.passed) {
+    std::string text = provenance(task_, r.model, row_.id, round) + *code;
+    if (auto w = write_baseline(task_.baseline_path(), text, opts_.force); !w) {
+      c.message = "passed, but baseline.cu was not written: " + w.error().message;
+      out_.message = w.error().message;
+      written = false;
+    } else {
+      c.accepted = true;
+    }
+  }
+  KEVO_TRY(db_.add_candidate(c, {call}));
+  a.candidate = c.id;
+  out_.attempts.push_back(a);
+  (void)db_.add_event(row_.id, "candidate",
+                      json{{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"outcome", c.outcome},
+                           {"reason", c.reason}, {"round", round}}
+                          .dump());
+  if (code) previous_ = c.id;
+  return written;
+}
+
+Result<TranslateOutcome> Translation::run(const std::string& torch_src) {
+  KEVO_TRY(start());
+  // The context a model sees: visible configs only, and no baseline (with --force, the one being
+  // replaced is not shown either: the translation starts from the PyTorch module).
+  TaskContext ctx = make_task_context(task_, Verdict{}, ev_.cuda_version(), load_abi_text());
+  ctx.baseline_code.clear();
+  std::string previous_source, feedback;
+  for (int round = 1; round <= opts_.rounds; ++round) {
+    if (cancel_.cancelled()) return finish(TranslateStatus::kInterrupted, "interrupted");
+    TranslatePromptInput in{&ctx, task_.torch_reference, torch_src, previous_source, feedback, round, opts_.rounds};
+    Prompt prompt = build_translate_prompt(in);
+    llm::ChatRequest req = llm::ChatRequest::user(prompt.user, prompt.system);
+    req.cache_tag = fmt::format("kevo-translate-round-{}", round);
+    auto r = llm_.chat(req, cancel_);
+    store::LlmCallRow call;
+    call.run_id = row_.id;
+    call.purpose = "translate";
+    call.model = r ? r->model : llm_.name();
+    if (!r) {
+      call.error = r.error().message;
+      KEVO_TRY(db_.add_llm_call(call));
+      if (llm::error_kind(r.error()) == llm::ErrorKind::kCancelled)
+        return finish(TranslateStatus::kInterrupted, "interrupted");
+      return finish(TranslateStatus::kLlmFailed,
+                    fmt::format("round {}: the LLM call failed: {}", round, r.error().message));
+    }
+    call.input_tokens = r->usage.input_tokens;
+    call.output_tokens = r->usage.output_tokens;
+    call.cost_usd = r->cost_usd;
+    call.latency_s = r->latency_s;
+    call.from_cache = r->from_cache;
+
+    auto code = llm::extract_code(r->text);
+    RoundResult rr;
+    if (!code) {
+      rr.row.outcome = "invalid_answer";
+      rr.row.reason = "no_code";
+      rr.row.message = clip(code.error().message, 2000);
+      rr.row.features_json = "{}";
+      rr.row.flags_json = "[]";
+      rr.feedback = "Your answer held no kernel: " + code.error().message +
+                    "\nAnswer with the complete .cu file in one ```cuda block.";
+      // The previous kernel (if any) stays the one to fix.
+    } else {
+      rr = check(*code, round);
+      previous_source = *code;
+    }
+    auto written = record(rr, *r, prompt, code ? &*code : nullptr, round, call);
+    if (!written) return written.unexpected();
+    if (rr.passed && !*written) {
+      std::string why = out_.message;
+      (void)finish(TranslateStatus::kRoundsExhausted, why);
+      return fail("{}", why);
+    }
+    if (rr.passed) {
+      out_.candidate = rr.row.id;
+      out_.baseline = task_.baseline_path();
+      row_.best_candidate = rr.row.id;
+      return finish(TranslateStatus::kTranslated, "");
+    }
+    // The machine, not the kernel, failed: the model cannot fix that, and more rounds cost money.
+    if (rr.infra)
+      return finish(TranslateStatus::kInfraFailed,
+                    fmt::format("round {}: the checker could not run the kernel: {}", round, rr.row.message));
+    feedback = rr.feedback;
+  }
+  return finish(TranslateStatus::kRoundsExhausted,
+                fmt::format("no kernel passed after {} round{} (run {}); the last problem:\n{}", opts_.rounds,
+                            opts_.rounds == 1 ? "" : "s", row_.id, feedback));
+}
+
+}  // namespace
+
 Result<TranslateOutcome> translate(const Task& task, CandidateEvaluator& evaluator, store::RunDb& db,
                                    llm::LlmClient* llm, const llm::CancelToken& cancel,
                                    const TranslateOptions& opts) {
@@ -130,179 +362,8 @@ Result<TranslateOutcome> translate(const Task& task, CandidateEvaluator& evaluat
                 task.name);
   auto torch_src = read_file(task.torch_reference_path());
   if (!torch_src) return fail("{}: {}", task.torch_reference_path().string(), torch_src.error().message);
-
-  store::RunRow row;
-  row.task = task.name;
-  row.task_dir = std::filesystem::absolute(task.dir).string();
-  row.strategy = "translate";
-  row.config_json = json{{"rounds", opts.rounds},
-                         {"force", opts.force},
-                         {"llm", llm->name()},
-                         {"eval_seeds", opts.eval.seeds},
-                         {"fake_evaluator", evaluator.is_fake()}}
-                        .dump();
-  row.note = "translation of " + task.torch_reference + " into the kevo ABI";
-  auto id = db.create_run(row);
-  if (!id) return id.unexpected();
-  row.id = *id;
-
-  std::filesystem::path work = opts.work_dir;
-  if (work.empty()) work = std::filesystem::path(db.path().string() + ".work");
-  work /= fmt::format("run-{}", row.id);
-  std::error_code ec;
-  std::filesystem::create_directories(work, ec);
-  if (ec) return fail("cannot create {}: {}", work.string(), ec.message());
-
-  // The context a model sees: visible configs only, and no baseline (with --force, the one being
-  // replaced is not shown either: the translation starts from the PyTorch module).
-  TaskContext ctx = make_task_context(task, Verdict{}, evaluator.cuda_version(), load_abi_text());
-  ctx.baseline_code.clear();
-
-  TranslateOutcome out;
-  out.run_id = row.id;
-  auto finish = [&](TranslateStatus st, std::string message) -> Result<TranslateOutcome> {
-    out.status = st;
-    out.message = std::move(message);
-    row.status = st == TranslateStatus::kTranslated    ? store::RunStatus::kFinished
-                 : st == TranslateStatus::kInterrupted ? store::RunStatus::kInterrupted
-                                                       : store::RunStatus::kFailed;
-    row.stop_reason = st == TranslateStatus::kTranslated        ? "translated"
-                      : st == TranslateStatus::kRoundsExhausted ? "translate_rounds_exhausted"
-                      : st == TranslateStatus::kLlmFailed       ? "llm_failed"
-                                                                : "interrupted";
-    if (!out.message.empty()) row.note += ": " + clip(out.message, 2000);
-    KEVO_TRY(db.update_run(row));
-    (void)db.add_event(row.id, "finished",
-                       json{{"status", store::to_string(row.status)}, {"stop_reason", row.stop_reason},
-                            {"candidates", out.attempts.size()}, {"baseline_candidate", out.candidate}}
-                           .dump());
-    return out;
-  };
-
-  std::string previous_source, feedback;
-  int64_t previous = 0;
-  for (int round = 1; round <= opts.rounds; ++round) {
-    if (cancel.cancelled()) return finish(TranslateStatus::kInterrupted, "interrupted");
-    TranslatePromptInput in;
-    in.ctx = &ctx;
-    in.torch_file = task.torch_reference;
-    in.torch_source = *torch_src;
-    in.failed_source = previous_source;
-    in.feedback = feedback;
-    in.round = round;
-    in.rounds = opts.rounds;
-    Prompt prompt = build_translate_prompt(in);
-    llm::ChatRequest req = llm::ChatRequest::user(prompt.user, prompt.system);
-    req.cache_tag = fmt::format("kevo-translate-round-{}", round);
-    auto r = llm->chat(req, cancel);
-
-    store::LlmCallRow call;
-    call.run_id = row.id;
-    call.purpose = "translate";
-    if (!r) {
-      call.model = llm->name();
-      call.error = r.error().message;
-      KEVO_TRY(db.add_llm_call(call));
-      if (llm::error_kind(r.error()) == llm::ErrorKind::kCancelled)
-        return finish(TranslateStatus::kInterrupted, "interrupted");
-      return finish(TranslateStatus::kLlmFailed, fmt::format("round {}: the LLM call failed: {}", round,
-                                                             r.error().message));
-    }
-    call.model = r->model;
-    call.input_tokens = r->usage.input_tokens;
-    call.output_tokens = r->usage.output_tokens;
-    call.cost_usd = r->cost_usd;
-    call.latency_s = r->latency_s;
-    call.from_cache = r->from_cache;
-
-    llm::ParsedAnswer parsed = llm::parse_answer(r->text);
-    store::CandidateRow c;
-    TranslateAttempt a;
-    a.round = round;
-    bool passed = false;
-    auto code = llm::extract_code(r->text);
-    if (!code) {
-      c.outcome = "invalid_answer";
-      c.reason = "no_code";
-      c.message = clip(code.error().message, 2000);
-      c.features_json = "{}";
-      c.flags_json = "[]";
-      feedback = "Your answer held no kernel: " + code.error().message +
-                 "\nAnswer with the complete .cu file in one ```cuda block.";
-      // The previous kernel (if any) stays the one to fix.
-    } else {
-      auto file = work / fmt::format("translate{}.cu", round);
-      KEVO_TRY(write_file_atomic(file, *code));
-      EvalOptions o = opts.eval;
-      o.visible_only = true;
-      o.held_out_only = false;
-      o.baseline_mode = false;
-      o.time = false;  // there is nothing to be faster than yet
-      Verdict v = evaluator.evaluate(task, file, o);
-      if (v.outcome == Outcome::Pass) {
-        // The baseline must hold on the shapes the model never saw, too.
-        EvalOptions h = o;
-        h.visible_only = false;
-        h.held_out_only = true;
-        Verdict hv = evaluator.evaluate(task, file, h);
-        c = row_from_verdict(hv.outcome == Outcome::Pass ? v : hv, *code);
-        if (hv.outcome == Outcome::Pass) {
-          passed = true;
-        } else {
-          c.message = "held-out: " + hv.message;
-          feedback = kHeldOutFeedback;
-        }
-      } else {
-        c = row_from_verdict(v, *code);
-        feedback = feedback_of(v, task);
-      }
-      previous_source = *code;
-    }
-    c.run_id = row.id;
-    c.seq = round;
-    c.generation = round;
-    c.repair_round = round - 1;
-    c.op = "translate";
-    if (previous) c.parents = {previous};
-    c.model = r->model;
-    c.prompt = prompt.system + "\n\n" + prompt.user;
-    c.answer = r->text;
-    c.name = parsed.name;
-    c.rationale = parsed.thought;
-    a.outcome = c.outcome;
-    a.reason = c.reason;
-    if (passed) {
-      std::string text = provenance(task, r->model, row.id, round) + *code;
-      if (auto w = write_baseline(task.baseline_path(), text, opts.force); !w) {
-        c.message = "passed, but baseline.cu was not written: " + w.error().message;
-        KEVO_TRY(db.add_candidate(c, {call}));
-        a.candidate = c.id;
-        out.attempts.push_back(a);
-        (void)finish(TranslateStatus::kRoundsExhausted, w.error().message);
-        return w.unexpected();
-      }
-      c.accepted = true;
-    } else {
-      a.feedback = feedback;
-    }
-    KEVO_TRY(db.add_candidate(c, {call}));
-    a.candidate = c.id;
-    out.attempts.push_back(a);
-    (void)db.add_event(row.id, "candidate",
-                       json{{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"outcome", c.outcome},
-                            {"reason", c.reason}, {"round", round}}
-                           .dump());
-    if (passed) {
-      out.candidate = c.id;
-      out.baseline = task.baseline_path();
-      row.best_candidate = c.id;
-      return finish(TranslateStatus::kTranslated, "");
-    }
-    if (code) previous = c.id;
-  }
-  return finish(TranslateStatus::kRoundsExhausted,
-                fmt::format("no kernel passed after {} round{} (run {}); the last problem:\n{}", opts.rounds,
-                            opts.rounds == 1 ? "" : "s", row.id, feedback));
+  Translation t(task, evaluator, db, *llm, cancel, opts);
+  return t.run(*torch_src);
 }
 
 }  // namespace kevo::evolve

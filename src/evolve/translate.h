@@ -43,6 +43,7 @@ enum class TranslateStatus {
   kTranslated,      // baseline.cu written
   kRoundsExhausted, // every round failed; `message` ends with the last diagnostic
   kLlmFailed,       // a fatal LLM error, a budget, an exhausted replay (after the client's retries)
+  kInfraFailed,     // the checker could not run a kernel (no usable GPU, ...): never sent to the model
   kInterrupted,
 };
 

@@ -2,18 +2,27 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <filesystem>
+#include <sys/mount.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "support/temp_dir.h"
 #include "store/run_db.h"
 
 namespace kevo::store {
 namespace {
 
 std::filesystem::path temp_db(const std::string& tag) {
-  auto d = std::filesystem::temp_directory_path() / ("kevo-store-test-" + std::to_string(::getpid()) + "-" + tag);
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d / "runs.db";
+  return kevo::test::temp_dir_until_exit("kevo-store-test-" + tag) / "runs.db";
 }
 
 TEST(RunDb, StoresRunsCandidatesCallsAndEvents) {
@@ -111,6 +120,307 @@ TEST(RunDb, WalModeAndSchemaVersion) {
   ASSERT_FALSE(newer);
   EXPECT_NE(newer.error().message.find("newer"), std::string::npos);
   std::filesystem::remove_all(path.parent_path());
+}
+
+// --- issue 17: reading never writes, foreign files are refused, upgrades keep a backup ---
+
+std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+int64_t make_run(RunDb& db, const std::string& task = "softmax") {
+  RunRow r;
+  r.task = task;
+  r.task_dir = "/tasks/" + task;
+  r.strategy = "eoh";
+  r.config_json = "{}";
+  auto id = db.create_run(r);
+  EXPECT_TRUE(id) << (id ? "" : id.error().message);
+  return id ? *id : 0;
+}
+
+int exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr); }
+
+TEST(RunDb, ReadOnlyOpenOfAMissingPathCreatesNothing) {
+  auto path = temp_db("missing");
+  auto nested = path.parent_path() / "no" / "such" / "runs.db";
+  auto r = RunDb::open_read_only(nested);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has(r.error().message, "no such run database")) << r.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path.parent_path() / "no"));
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RunDb, ReadOnlyOpenWritesNothing) {
+  auto path = temp_db("ro");
+  {
+    auto db = RunDb::open(path);
+    ASSERT_TRUE(db);
+    make_run(**db);
+  }  // closed: the WAL is checkpointed into the file and removed
+  const std::string before = bytes_of(path);
+  {
+    auto db = RunDb::open_read_only(path);
+    ASSERT_TRUE(db) << db.error().message;
+    EXPECT_TRUE((*db)->read_only());
+    auto runs = (*db)->list_runs();
+    ASSERT_TRUE(runs);
+    EXPECT_EQ(runs->size(), 1u);
+    RunRow r = (*runs)[0];
+    r.note = "changed";
+    EXPECT_FALSE((*db)->update_run(r));  // the connection itself cannot write
+  }
+  EXPECT_EQ(bytes_of(path), before);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RunDb, AnotherApplicationsDatabaseIsRefusedUntouched) {
+  auto path = temp_db("foreign");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(exec(raw, "CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('ada');"), SQLITE_OK);
+  sqlite3_close(raw);
+  const std::string before = bytes_of(path);
+  for (auto mode : {OpenMode::kWrite, OpenMode::kReadOnly}) {
+    auto db = RunDb::open(path, mode);
+    ASSERT_FALSE(db);
+    EXPECT_TRUE(has(db.error().message, "not a kevo run database")) << db.error().message;
+    EXPECT_TRUE(has(db.error().message, "users")) << db.error().message;
+  }
+  EXPECT_EQ(bytes_of(path), before);
+  // One with another application's id, even with kevo-like tables.
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(exec(raw, "DROP TABLE users; CREATE TABLE runs (id INTEGER); PRAGMA application_id = 1234;"), SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = RunDb::open(path);
+  ASSERT_FALSE(db);
+  EXPECT_TRUE(has(db.error().message, "another application")) << db.error().message;
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RunDb, NewFilesCarryKevosApplicationId) {
+  auto path = temp_db("appid");
+  auto db = RunDb::open(path);
+  ASSERT_TRUE(db);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2((*db)->handle(), "PRAGMA application_id", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), kApplicationId);
+  sqlite3_finalize(s);
+  EXPECT_TRUE((*db)->backup().empty());  // a new file is not an upgrade
+  std::filesystem::remove_all(path.parent_path());
+}
+
+// A file as kevo's schema version 1 wrote it: no application_id, no run_resumes.
+void write_v1(const std::filesystem::path& path) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(exec(raw,
+                 "PRAGMA journal_mode=WAL;"
+                 "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL, updated_at REAL "
+                 "NOT NULL, task TEXT NOT NULL, task_dir TEXT NOT NULL, strategy TEXT NOT NULL, config TEXT NOT NULL, "
+                 "status TEXT NOT NULL, stop_reason TEXT NOT NULL DEFAULT '', best_candidate INTEGER NOT NULL DEFAULT 0, "
+                 "best_speedup REAL NOT NULL DEFAULT 0, baseline TEXT NOT NULL DEFAULT '', final TEXT NOT NULL DEFAULT "
+                 "'', note TEXT NOT NULL DEFAULT '');"
+                 "CREATE TABLE candidates (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, seq INTEGER "
+                 "NOT NULL, generation INTEGER NOT NULL, island INTEGER NOT NULL, repair_round INTEGER NOT NULL, "
+                 "operator TEXT NOT NULL, parents TEXT NOT NULL, model TEXT NOT NULL, prompt TEXT NOT NULL, answer "
+                 "TEXT NOT NULL, name TEXT NOT NULL, rationale TEXT NOT NULL, source TEXT NOT NULL, outcome TEXT NOT "
+                 "NULL, reason TEXT NOT NULL, message TEXT NOT NULL, compile TEXT NOT NULL, verdict TEXT NOT NULL, "
+                 "features TEXT NOT NULL, flags TEXT NOT NULL, speedup REAL NOT NULL, speedup_lo REAL NOT NULL, "
+                 "speedup_hi REAL NOT NULL, time_ms REAL NOT NULL, accepted INTEGER NOT NULL, created_at REAL NOT "
+                 "NULL, UNIQUE (run_id, seq));"
+                 "CREATE TABLE llm_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, candidate_id "
+                 "INTEGER NOT NULL, model TEXT NOT NULL, purpose TEXT NOT NULL, input_tokens INTEGER NOT NULL, "
+                 "output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, latency_s REAL NOT NULL, from_cache INTEGER "
+                 "NOT NULL, error TEXT NOT NULL, created_at REAL NOT NULL);"
+                 "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, t REAL NOT NULL, "
+                 "kind TEXT NOT NULL, data TEXT NOT NULL);"
+                 "INSERT INTO runs (created_at, updated_at, task, task_dir, strategy, config, status) VALUES "
+                 "(1, 1, 'gelu', '/t/gelu', 'eoh', '{}', 'finished');"
+                 "PRAGMA user_version = 1;"),
+            SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+TEST(RunDb, ReadersLeaveAnOldSchemaAloneWritersUpgradeAfterABackup) {
+  auto path = temp_db("upgrade");
+  write_v1(path);
+  const std::string v1 = bytes_of(path);
+  {
+    auto ro = RunDb::open_read_only(path);
+    ASSERT_TRUE(ro) << ro.error().message;
+    auto runs = (*ro)->list_runs();
+    ASSERT_TRUE(runs) << runs.error().message;
+    EXPECT_EQ(runs->size(), 1u);
+  }
+  EXPECT_EQ(bytes_of(path), v1);  // no migration from a read
+  auto db = RunDb::open(path);
+  ASSERT_TRUE(db) << db.error().message;
+  auto backup = (*db)->backup();
+  ASSERT_FALSE(backup.empty());
+  EXPECT_EQ(backup.string(), path.string() + ".v1.bak");
+  ASSERT_TRUE(std::filesystem::exists(backup));
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(backup.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT (SELECT user_version FROM pragma_user_version), (SELECT COUNT(*) FROM runs)", -1,
+                     &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 1);
+  EXPECT_EQ(sqlite3_column_int(s, 1), 1);
+  sqlite3_finalize(s);
+  sqlite3_close(raw);
+  auto again = RunDb::open(path);  // already upgraded: no second backup
+  ASSERT_TRUE(again);
+  EXPECT_TRUE((*again)->backup().empty());
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RunDb, AResumeKeepsTheRowAsItWas) {
+  auto path = temp_db("resume");
+  auto db = RunDb::open(path);
+  ASSERT_TRUE(db);
+  int64_t id = make_run(**db);
+  auto row = (*db)->get_run(id);
+  ASSERT_TRUE(row);
+  row->status = RunStatus::kInterrupted;
+  row->stop_reason = "interrupted";
+  row->note = "first session";
+  ASSERT_TRUE((*db)->update_run(*row));
+  ASSERT_TRUE((*db)->record_resume(*(*db)->get_run(id)));
+  row->status = RunStatus::kFinished;
+  row->stop_reason = "budget_candidates";
+  row->note = "second session";
+  ASSERT_TRUE((*db)->update_run(*row));
+  auto kept = (*db)->resumes(id);
+  ASSERT_TRUE(kept) << kept.error().message;
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].status, RunStatus::kInterrupted);
+  EXPECT_EQ((*kept)[0].stop_reason, "interrupted");
+  EXPECT_EQ((*kept)[0].note, "first session");
+  std::filesystem::remove_all(path.parent_path());
+}
+
+// Readers in threads, each with its own read-only connection, while a writer commits a candidate
+// every 100 ms (as kevo evolve does). Every read must succeed.
+TEST(RunDb, HundredConcurrentReadersWhileAWriterCommits) {
+  auto path = temp_db("concurrent");
+  auto writer = RunDb::open(path);
+  ASSERT_TRUE(writer);
+  int64_t run = make_run(**writer);
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread w([&] {
+    for (int seq = 1; !stop; ++seq) {
+      CandidateRow c;
+      c.run_id = run;
+      c.seq = seq;
+      c.source = std::string(2000, 'x');
+      if ((*writer)->add_candidate(c)) ++written;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::atomic<int> failures{0};
+  std::string first_failure;
+  std::mutex mu;
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 100; ++i)
+    readers.emplace_back([&, i] {
+      auto fail = [&](const std::string& m) {
+        std::lock_guard l(mu);
+        if (failures++ == 0) first_failure = m;
+      };
+      auto db = RunDb::open_read_only(path);
+      if (!db) return fail(db.error().message);
+      auto runs = (*db)->list_runs();
+      if (!runs) return fail(runs.error().message);
+      auto cands = (*db)->candidates(run);
+      if (!cands) return fail(cands.error().message);
+      if (i % 2) {
+        auto t = (*db)->totals(run);
+        if (!t) return fail(t.error().message);
+      }
+    });
+  for (auto& t : readers) t.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  stop = true;
+  w.join();
+  EXPECT_EQ(failures.load(), 0) << first_failure;
+  EXPECT_GE(written.load(), 2);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+// A small tmpfs (root only; skipped elsewhere) for the faults of real storage.
+struct SmallFs {
+  std::filesystem::path dir;
+  bool ok = false;
+  explicit SmallFs(const std::string& tag, const char* opts) {
+    dir = std::filesystem::temp_directory_path() / ("kevo-store-fs-" + std::to_string(::getpid()) + "-" + tag);
+    std::filesystem::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts) == 0;
+  }
+  ~SmallFs() {
+    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+TEST(RunDb, DiskFullIsAClearErrorAndTheFileStillOpens) {
+  SmallFs fs("full", "size=600k");
+  if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
+  auto path = fs.dir / "runs.db";
+  int64_t run = 0;
+  int committed = 0;
+  std::string error;
+  {
+    auto db = RunDb::open(path);
+    ASSERT_TRUE(db) << db.error().message;
+    run = make_run(**db);
+    for (int seq = 1; seq < 1000; ++seq) {
+      CandidateRow c;
+      c.run_id = run;
+      c.seq = seq;
+      c.source = std::string(20000, static_cast<char>('a' + seq % 26));
+      auto st = (*db)->add_candidate(c);
+      if (!st) {
+        error = st.error().message;
+        break;
+      }
+      ++committed;
+    }
+  }
+  ASSERT_FALSE(error.empty()) << "the file system never filled";
+  EXPECT_TRUE(has(error, "no space left")) << error;
+  EXPECT_TRUE(has(error, "--resume")) << error;
+  auto ro = RunDb::open_read_only(path);
+  ASSERT_TRUE(ro) << ro.error().message;
+  auto cands = (*ro)->candidates(run);
+  ASSERT_TRUE(cands) << cands.error().message;
+  EXPECT_EQ(static_cast<int>(cands->size()), committed);  // every committed candidate is there
+}
+
+TEST(RunDb, AnArchiveOnReadOnlyStorageCanBeRead) {
+  SmallFs fs("ro", "size=4m");
+  if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
+  auto path = fs.dir / "runs.db";
+  {
+    auto db = RunDb::open(path);
+    ASSERT_TRUE(db);
+    make_run(**db);
+  }
+  ASSERT_EQ(::mount(nullptr, fs.dir.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0) << std::strerror(errno);
+  auto db = RunDb::open_read_only(path);
+  ASSERT_TRUE(db) << db.error().message;
+  auto runs = (*db)->list_runs();
+  ASSERT_TRUE(runs) << runs.error().message;
+  EXPECT_EQ(runs->size(), 1u);
 }
 
 }  // namespace

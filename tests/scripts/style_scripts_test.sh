@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The style checks can fail: function-lengths.sh and check-layers.sh run on small trees made in a
-# temporary folder (removed on exit), with and without the faults they exist to catch.
+# The checks in scripts/ can fail: function-lengths.sh, check-layers.sh and tmp-hygiene.sh run on
+# small trees made in a temporary folder (removed on exit), with and without the faults they catch.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 t="$(mktemp -d)"; trap 'rm -rf "$t"' EXIT
@@ -42,4 +42,14 @@ sed -i '$d' "$r/src/util/u.h"; mkdir "$r/src/extra"
 expect 1 "folder missing from the table" "$cl" "$r"
 rmdir "$r/src/extra"; echo 'target_link_libraries(kevo_util PUBLIC kevo_task)' > "$r/src/util/CMakeLists.txt"
 expect 1 "upward link" "$cl" "$r"
+
+# tmp-hygiene.sh: a fake build folder with one test binary that cleans up and one that does not.
+b="$t/build"; mkdir -p "$b/tests/a"
+printf '#!/bin/sh\nmkdir "$TMPDIR/x" && rmdir "$TMPDIR/x"\n' > "$b/tests/a/clean_test"
+printf '#!/bin/sh\ntouch "$TMPDIR/leftover"\n' > "$b/tests/a/leaky_test"
+chmod +x "$b/tests/a/clean_test" "$b/tests/a/leaky_test"
+th="$here/scripts/tmp-hygiene.sh"
+expect 0 "a binary that cleans up" "$th" --build "$b" clean_test
+expect 1 "a binary that leaves a file" "$th" --build "$b"
+grep -q 'LEFT leaky_test' "$t/out" && grep -q 'leftover' "$t/out" || { echo "FAIL: leftover not named"; cat "$t/out"; fail=1; }
 exit "$fail"

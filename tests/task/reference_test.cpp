@@ -20,6 +20,7 @@
 
 #include <kevo/reference.h>
 
+#include "support/temp_dir.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -62,8 +63,7 @@ RefFn load_reference(const std::string& name, std::string* why) {
     return nullptr;
   }
   if (dir.empty()) {
-    dir = fs::temp_directory_path() / ("kevo_reference_test_" + std::to_string(getpid()));
-    fs::create_directories(dir);
+    dir = kevo::test::temp_dir_until_exit("kevo-reference-test");
   }
   const fs::path src = fs::path(KEVO_SOURCE_DIR) / "tasks" / name / "reference.cpp";
   const fs::path so = dir / (name + ".so");

@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "support/temp_dir.h"
+
 using namespace kevo;
 using namespace std::chrono_literals;
 
@@ -50,9 +52,10 @@ TEST(Subprocess, MissingProgramIsAnError) {
 TEST(Subprocess, FileSizeLimitApplies) {
   ProcessLimits lim;
   lim.max_file_bytes = 4096;
+  kevo::test::TempDir dir;
   auto r = run_process({.argv = {"sh", "-c", "head -c 100000 /dev/zero > /dev/null; "
                                              "head -c 100000 /dev/zero > \"$T\""},
-                        .env_add = {{"T", testing::TempDir() + "/kevo_fsize"}},
+                        .env_add = {{"T", (dir.path / "big").string()}},
                         .limits = lim});
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->ok());

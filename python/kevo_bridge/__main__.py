@@ -109,6 +109,9 @@ class Bridge:
         return self._need_ref().describe(stats=bool(req.get("stats", True)),
                                          forward=req.get("forward", "auto"))
 
+    def op_count_flops(self, req):
+        return self._need_ref().count_flops()
+
     def _device(self, req):
         import torch
         dev = req.get("device", "cpu")
@@ -349,7 +352,7 @@ def main():
         handler = getattr(bridge, "op_" + op, None)
         if handler is None:
             write_message(proto_out, {"id": rid, "ok": False, "kind": "protocol",
-                                      "error": f"unknown op '{op}' (hello, load, describe, run, run_ipc, time, shutdown)"})
+                                      "error": f"unknown op '{op}' (hello, load, describe, count_flops, run, run_ipc, time, shutdown)"})
             continue
         try:
             reply = handler(req)
@@ -359,8 +362,10 @@ def main():
                 raise
             from .reference import ReferenceError_
             from .tensors import TensorError
-            kind = "reference" if isinstance(e, (ReferenceError_, TensorError)) else "python"
-            msg = str(e) if kind == "reference" else f"{type(e).__name__}: {e}"
+            from .needs import explain
+            need = explain(e)
+            kind = "reference" if need or isinstance(e, (ReferenceError_, TensorError)) else "python"
+            msg = need or (str(e) if kind == "reference" else f"{type(e).__name__}: {e}")
             reply = {"id": rid, "ok": False, "kind": kind, "error": msg,
                      "traceback": traceback.format_exc()}
         try:

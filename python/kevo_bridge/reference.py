@@ -7,9 +7,9 @@ A reference file defines either
   * a plain function ``module_fn(*inputs)`` plus ``get_inputs()`` (a functional reference without
     parameters).
 
-Sizes are top-level integer assignments (``batch_size = 16``). kevo varies them as the task's dims:
-``load`` rewrites those assignments before executing the file, so globals derived from them
-(``out = 2 * dim``) follow.
+Sizes are top-level names bound to positive integers however they are written (``N = 2048 * 2``,
+tuples; sizes.py). kevo varies them as the task's dims: ``load`` runs the file's top level with the
+new values in place, so globals derived from them (``out = 2 * dim``) follow.
 """
 
 import ast
@@ -23,6 +23,8 @@ import types
 import torch
 
 from . import tensors
+from .needs import explain
+from .sizes import SizeError, TopLevel
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
@@ -38,47 +40,10 @@ def _sanitize(name):
     return s
 
 
-def size_globals(tree):
-    """Top-level ``NAME = <positive int literal>`` assignments, in file order."""
-    out = {}
-    for node in tree.body:
-        target, value = None, None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            target, value = node.targets[0].id, node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            target, value = node.target.id, node.value
-        if target is None:
-            continue
-        if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
-            out[target] = value.value
-        elif target in out:
-            del out[target]  # reassigned to something that is not a literal: not a size
-    return out
-
-
-def _override(tree, overrides, path):
-    seen = set()
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            name = node.target.id
-        else:
-            continue
-        if name in overrides:
-            node.value = ast.copy_location(ast.Constant(int(overrides[name])), node.value)
-            seen.add(name)
-    missing = sorted(set(overrides) - seen)
-    if missing:
-        raise ReferenceError_(
-            f"{path}: cannot set {', '.join(missing)}: no top-level assignment of that name "
-            f"(sizes are top-level integer assignments such as 'batch_size = 16')"
-        )
-
-
 @contextlib.contextmanager
 def _no_init():
-    """Makes torch.nn.init and the random fills cheap no-ops (shape-only loads of big models)."""
+    """Makes torch.nn.init no-ops and the random fills meta tensors (shape-only loads of big
+    models and inputs)."""
     saved = []
     names = [n for n in dir(torch.nn.init) if n.endswith("_") and not n.startswith("_")]
     for n in names:
@@ -88,15 +53,27 @@ def _no_init():
         saved.append((torch.Tensor, n, getattr(torch.Tensor, n)))
         setattr(torch.Tensor, n, lambda self, *a, **k: self)
 
-    def empty_like_fill(orig):
-        def f(*a, **k):
-            k.pop("generator", None)
-            return torch.empty(*a, **k)
-        return f
+    # Random tensors become meta tensors: shapes and dtypes without memory, even when the file
+    # goes on computing with them (torch.randint(0, 2, x.shape).bool() of a GB-sized x).
+    def meta_fill(*a, **k):
+        k.pop("generator", None)
+        k.setdefault("device", "meta")
+        return torch.empty(*a, **k)
 
-    for n in ("randn", "rand"):
+    def meta_randint(*a, **k):
+        size = k.pop("size", None)
+        if size is None:
+            size = next(x for x in reversed(a) if isinstance(x, (tuple, list, torch.Size)))
+        return torch.empty(size, dtype=k.get("dtype") or torch.int64, device=k.get("device") or "meta")
+
+    def meta_like(t, *a, **k):
+        return torch.empty_like(t, dtype=k.get("dtype"), device=k.get("device") or "meta")
+
+    fills = {"randn": meta_fill, "rand": meta_fill, "randint": meta_randint,
+             "rand_like": meta_like, "randn_like": meta_like, "randint_like": meta_like}
+    for n, f in fills.items():
         saved.append((torch, n, getattr(torch, n)))
-        setattr(torch, n, empty_like_fill(getattr(torch, n)))
+        setattr(torch, n, f)
     try:
         yield
     finally:
@@ -136,15 +113,14 @@ class Reference:
         with open(path, "r", encoding="utf-8") as f:
             source = f.read()
         tree = ast.parse(source, filename=path)
-        self.size_globals = size_globals(tree)
-        if dims:
-            _override(tree, dims, path)
         self.module = types.ModuleType("kevo_reference")
         self.module.__file__ = path
         sys.modules["kevo_reference"] = self.module
-        code = compile(tree, path, "exec")
         torch.manual_seed(seed)
-        exec(code, self.module.__dict__)
+        try:
+            sizes = TopLevel(tree, path).run(self.module.__dict__, dims)
+        except SizeError as e:
+            raise ReferenceError_(str(e)) from None
         ns = self.module.__dict__
         if "get_inputs" not in ns or not callable(ns["get_inputs"]):
             raise ReferenceError_(f"{path}: defines no get_inputs() function")
@@ -160,7 +136,8 @@ class Reference:
             self.fn = fn
         elif not (inspect.isclass(self.model_cls) and issubclass(self.model_cls, torch.nn.Module)):
             raise ReferenceError_(f"{path}: Model is not a subclass of torch.nn.Module")
-        self.globals = {k: ns[k] for k in self.size_globals if type(ns.get(k)) is int}
+        self.globals = sizes  # {size: value as loaded}, file order
+        self.size_globals = sizes
         self.seed = seed
         with (_no_init() if shapes_only else contextlib.nullcontext()):
             torch.manual_seed(seed)
@@ -173,7 +150,6 @@ class Reference:
             else:
                 self.model = None
                 self.callable = self.fn
-        self._check_state()
         self.device = "cpu"
         self.compiled = None
 
@@ -187,7 +163,8 @@ class Reference:
         return names
 
     def weight_items(self):
-        """(kevo name, torch path, tensor, kind) for every parameter and floating buffer."""
+        """(kevo name, torch path, tensor, kind) for every parameter, buffer and plain tensor
+        attribute (state such as an RNN's h0 that is neither: kind "attribute"), in that order."""
         if self.model is None:
             return []
         items = []
@@ -197,20 +174,19 @@ class Reference:
             if b is None:
                 continue
             items.append([_sanitize(path), path, b, "buffer"])
+        for path, _, t in self._attributes():
+            items.append([_sanitize(path), path, t, "attribute"])
         return items
 
-    def _check_state(self):
-        if self.model is None:
-            return
+    def _attributes(self):
+        """(torch path, module, tensor) of tensor attributes that are neither parameters nor
+        buffers. kevo passes them like weights; run() sets them like weights."""
+        out = []
         for mod_path, mod in self.model.named_modules():
             for k, v in vars(mod).items():
                 if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
-                    where = f"{mod_path}.{k}" if mod_path else k
-                    raise ReferenceError_(
-                        f"{self.path}: Model holds tensor attribute '{where}' that is neither a "
-                        f"parameter nor a registered buffer; kevo cannot pass it to a kernel "
-                        f"(use nn.Parameter or register_buffer)"
-                    )
+                    out.append((f"{mod_path}.{k}" if mod_path else k, mod, k))
+        return [(p, m, getattr(m, k)) for p, m, k in out]
 
     def arg_names(self, n):
         params = self._forward_param_names()
@@ -280,6 +256,16 @@ class Reference:
             "output_shapes_from": method,
         }
 
+    def count_flops(self):
+        """The forward's operations counted on the meta device (flops.py)."""
+        from . import flops
+        xs = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in self.sample_inputs(fill=False)]
+        if self.model is None:
+            return flops.count(self.fn, xs)
+        state = self._state_dict_on("meta")
+        return flops.count(
+            lambda *a: torch.nn.utils.stateless.functional_call(self.model, state, tuple(a)), xs)
+
     def _state_dict_on(self, device):
         return {p: torch.empty_like(t, device=device) for _, p, t, _ in self.weight_items()}
 
@@ -287,8 +273,9 @@ class Reference:
         errors = []
         if forward in ("auto", "meta"):
             try:
+                from .flops import MetaShim
                 mx = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in xs]
-                with torch.no_grad():
+                with torch.no_grad(), MetaShim():
                     if self.model is not None:
                         out = torch.nn.utils.stateless.functional_call(
                             self.model, self._state_dict_on("meta"), tuple(mx))
@@ -298,6 +285,8 @@ class Reference:
             except ReferenceError_:
                 raise
             except Exception as e:  # an op without a meta kernel: fall back to a real run
+                if explain(e):
+                    raise
                 errors.append(f"meta: {type(e).__name__}: {e}")
                 if forward == "meta":
                     raise
@@ -316,6 +305,10 @@ class Reference:
         if device != self.device:
             if self.model is not None:
                 self.model.to(device)
+                for mod_path, mod in self.model.named_modules():  # .to() leaves these behind
+                    for k, v in list(vars(mod).items()):
+                        if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                            setattr(mod, k, v.to(device))
             self.device = device
             self.compiled = None
 

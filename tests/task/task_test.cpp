@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "task/expr.h"
+#include "task/limits.h"
 #include "task/task.h"
 #include "task/tensor.h"
 
@@ -129,6 +130,73 @@ TEST(Task, MalformedTasksNameFileLineAndField) {
   expect_error(replace(kGood, "category = \"softmax\"\n", ""), "category: missing");
   // The line number of the offending field is part of the message.
   expect_error(replace(kGood, "dtype = \"f32\"\nshape", "dtype = \"f33\"\nshape"), "task.toml:10:");
+}
+
+// Names are pasted into generated code (export-torch, host examples): only identifiers pass.
+TEST(Task, NamesMustBeIdentifiers) {
+  expect_error(replace(kGood, "name = \"x\"", "name = \"x\\\"); system(\\\"id\\\"); //\""),
+               "inputs[0].name: 'x\"); system(\"id\"); //' is not a name");
+  expect_error(replace(kGood, "name = \"y\"", "name = \"y\\nimport os\""), "outputs[0].name: 'y\\x0aimport os'");
+  expect_error(replace(kGood, "name = \"eps\"", "name = \"1eps\""), "scalars[0].name: '1eps' is not a name");
+  expect_error(replace(kGood, "name = \"eps\"", "name = \"e ps\""), "task.toml:23:");
+  expect_error(replace(kGood, "dims = [\"B\", \"N\"]", "dims = [\"B\", \"N'\"]"), "each dimension must be a name");
+  expect_error(replace(kGood, "name = \"x\"", "name = \"" + std::string(65, 'x') + "\""), "at most 64");
+  EXPECT_TRUE(is_identifier("_x1"));
+  EXPECT_TRUE(is_identifier(std::string(64, 'a')));
+  EXPECT_FALSE(is_identifier(std::string(65, 'a')));
+  EXPECT_FALSE(is_identifier(""));
+  EXPECT_FALSE(is_identifier("a-b"));
+  EXPECT_FALSE(is_identifier("\xc3\xa9"));
+}
+
+// A config of 10^12 or 10^15 elements is a mistake in the file: refused at parse time, naming the
+// config, the tensor and the numbers; an overflowing expression is an overflow, not a negative size.
+TEST(Task, SizeLimitsAndOverflow) {
+  std::string big = replace(kGood, "dims = { B = 64, N = 64 }", "dims = { B = 1000000, N = 1000000 }");
+  expect_error(big, "config 'a': tensor 'x' has 1000000000000 elements, over the limit of 17179869184");
+  expect_error(replace(kGood, "dims = { B = 64, N = 64 }", "dims = { B = 100000, N = 10000000000 }"),
+               "config 'a': tensor 'x' has 1000000000000000 elements");
+  // At the per-tensor limit (2^34 f32 elements, 64 GiB), over the per-config total with the rest.
+  expect_error(replace(kGood, "dims = { B = 64, N = 64 }", "dims = { B = 4, N = 4294967296 }"),
+               "config 'a': inputs and outputs take");
+  auto ov = replace(kGood, "shape = [\"B\"]", "shape = [\"B*N*N*N*N\"]");
+  ov = replace(ov, "dims = { B = 64, N = 64 }", "dims = { B = 64, N = 100000000 }");
+  expect_error(ov, "overflows");
+  auto t = parse_task(ov, "tasks/x/task.toml");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().message.find("-9223372036854775808"), std::string::npos) << t.error().message;
+  EXPECT_EQ(t.error().message.find("not positive"), std::string::npos) << t.error().message;
+}
+
+TEST(Task, ConfigBytes) {
+  auto t = parse_task(kGood, "tasks/x/task.toml");
+  ASSERT_TRUE(t) << t.error().message;
+  // Config b: x f32 [100, 33], idx i32 [100], y f32 [100, 33].
+  auto b = config_bytes(*t, t->main());
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(*b, 4u * 100 * 33 + 4u * 100 + 4u * 100 * 33);
+  EXPECT_TRUE(check_config_limits(*t, t->main()));
+  EXPECT_FALSE(shape_elements({int64_t{1} << 40, int64_t{1} << 40}));
+  EXPECT_EQ(*shape_elements({3, 5}), 15u);
+}
+
+TEST(Expr, OverflowAndNestingAreErrors) {
+  DimValues d{{"N", 1} };
+  d["N"] = int64_t{1} << 40;
+  auto r = eval_int_expr("N*N", d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("overflows"), std::string::npos) << r.error().message;
+  auto inf = eval_int_expr("1e400", d);
+  ASSERT_FALSE(inf);
+  EXPECT_NE(inf.error().message.find("overflows"), std::string::npos) << inf.error().message;
+  // Deep nesting is refused, not a stack overflow.
+  std::string deep = std::string(100000, '(') + "N" + std::string(100000, ')');
+  auto n = eval_expr(deep, d);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("nested more than"), std::string::npos);
+  EXPECT_FALSE(eval_expr(std::string(100000, '-') + "N", d));
+  EXPECT_FALSE(expr_names(std::string(100000, '(')));
+  EXPECT_TRUE(eval_expr(std::string(30, '(') + "N" + std::string(30, ')'), d));
 }
 
 TEST(Task, MissingDirectoryIsAClearError) {

@@ -15,10 +15,49 @@ using Sev = Finding::Severity;
 
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// The two views of the source the rules look at; both keep every offset of the original.
+// A view of the source for the regular expressions: every whitespace run is one character ('\n'
+// if it holds a newline) and identifiers are cut at kMaxIdent characters, with the original offset
+// of each character kept. std::regex backtracks recursively, one stack frame per repetition, so a
+// 1 MiB run of spaces or of one identifier would overflow the stack; here no repetition in a rule
+// runs longer than kMaxIdent.
+struct Compact {
+  static constexpr size_t kMaxIdent = 256;
+  std::string text;
+  std::vector<size_t> at;  // original offset of text[i]
+  size_t orig(size_t i) const { return i < at.size() ? at[i] : (at.empty() ? 0 : at.back() + 1); }
+};
+
+Compact compact(const std::string& s) {
+  Compact c;
+  c.text.reserve(s.size());
+  c.at.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (std::isspace(static_cast<unsigned char>(s[i]))) {
+      size_t j = i;
+      bool nl = false;
+      while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) nl |= s[j++] == '\n';
+      c.text += nl ? '\n' : ' ';
+      c.at.push_back(i);
+      i = j;
+    } else if (ident_char(s[i])) {
+      size_t j = i;
+      while (j < s.size() && ident_char(s[j])) {
+        if (j - i < Compact::kMaxIdent) c.text += s[j], c.at.push_back(j);
+        ++j;
+      }
+      i = j;
+    } else {
+      c.text += s[i];
+      c.at.push_back(i++);
+    }
+  }
+  return c;
+}
+
+// The two views of the source the rules look at, compacted; hits carry original offsets.
 struct Texts {
-  std::string code;  // comments and literals blanked: identifiers as the compiler sees them
-  std::string keep;  // comments blanked only: for #include names and inline asm strings
+  Compact code;  // comments and literals blanked: identifiers as the compiler sees them
+  Compact keep;  // comments blanked only: for #include names and inline asm strings
   std::vector<size_t> line_starts;
   std::vector<std::pair<size_t, size_t>> forward_bodies;  // [begin, end) of kevo_forward's body
   std::vector<IncludeHit> file_access;  // compile/include_rules.h
@@ -160,19 +199,44 @@ size_t match_paren(const std::string& s, size_t open, char l = '(', char r = ')'
   return std::string::npos;
 }
 
-// Calls fn(offset of the asm keyword, asm body) for each inline asm statement in t.keep.
+bool is_asm_qualifier(std::string_view w) {
+  return w == "volatile" || w == "__volatile__" || w == "goto" || w == "inline";
+}
+
+// Calls fn(original offset of the asm keyword, asm body) for each inline asm statement in t.keep.
+// Statements do not nest, so the scan resumes after each body: linear in the source.
 template <class F>
 void for_each_asm(const Texts& t, F&& fn) {
-  static const std::regex asm_re(R"(\b(asm|__asm__|__asm)\b((?:\s*(?:volatile|__volatile__|goto|inline))*)\s*\()");
-  for (std::sregex_iterator it(t.keep.begin(), t.keep.end(), asm_re), end; it != end; ++it) {
-    size_t open = it->position() + it->length() - 1;
-    size_t close = match_paren(t.keep, open);
-    if (close == std::string::npos) close = t.keep.size();
-    // Escapes inside the asm string ("\n\tsyscall") must not hide word boundaries.
-    std::string body = t.keep.substr(open, close - open);
-    for (size_t i = 0; i + 1 < body.size(); ++i)
-      if (body[i] == '\\' && std::isalpha(static_cast<unsigned char>(body[i + 1]))) body[i] = body[i + 1] = ' ';
-    fn(static_cast<size_t>(it->position()), body);
+  const std::string& s = t.keep.text;
+  for (size_t i = 0; i < s.size();) {
+    if (!ident_char(s[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && ident_char(s[j])) ++j;
+    std::string_view w(s.data() + i, j - i);
+    const size_t kw = i;
+    i = j;
+    if (w != "asm" && w != "__asm__" && w != "__asm") continue;
+    // asm [qualifiers] ( ... )
+    for (;;) {
+      while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+      size_t k = j;
+      while (k < s.size() && ident_char(s[k])) ++k;
+      if (k == j || !is_asm_qualifier(std::string_view(s.data() + j, k - j))) break;
+      j = k;
+    }
+    if (j >= s.size() || s[j] != '(') continue;
+    size_t close = match_paren(s, j);
+    if (close == std::string::npos) close = s.size();
+    // Escapes inside the asm string ("\n\tsyscall") must not hide word boundaries; the body is
+    // compacted again so the rules' regexes stay shallow.
+    std::string body = s.substr(j, close - j);
+    for (size_t b = 0; b + 1 < body.size(); ++b)
+      if (body[b] == '\\' && std::isalpha(static_cast<unsigned char>(body[b + 1]))) body[b] = body[b + 1] = ' ';
+    fn(t.keep.orig(kw), compact(body).text);
+    i = close;
   }
 }
 
@@ -212,9 +276,10 @@ Hits default_stream_launches(const Texts& t, const StaticCheckOptions&) {
                                                  "(cudaStream_t)nullptr", "cudaStream_t(0)",
                                                  "cudaStream_t{}", "cudaStreamDefault", "{}"};
   Hits hits;
-  const std::string& s = t.code;
-  for (size_t p = s.find("<<<"); p != std::string::npos; p = s.find("<<<", p + 3)) {
-    size_t e = s.find(">>>", p + 3);
+  const std::string& s = t.code.text;
+  // Launch configurations do not nest: the next one is searched after this one's ">>>" (linear).
+  for (size_t p = s.find("<<<"), e = 0; p != std::string::npos; p = s.find("<<<", e + 3)) {
+    e = s.find(">>>", p + 3);
     if (e == std::string::npos) break;
     // Split on top-level commas.
     std::vector<std::string> args(1);
@@ -230,12 +295,12 @@ Hits default_stream_launches(const Texts& t, const StaticCheckOptions&) {
       }
     }
     if (args.size() < 4) {
-      hits.emplace_back(p, "launch without a stream argument runs on the default stream");
+      hits.emplace_back(t.code.orig(p), "launch without a stream argument runs on the default stream");
     } else {
       std::string st = trim(args[3]);
       st.erase(std::remove_if(st.begin(), st.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
                st.end());
-      if (kDefault.count(st)) hits.emplace_back(p, "launch on stream " + st + " (the default stream)");
+      if (kDefault.count(st)) hits.emplace_back(t.code.orig(p), "launch on stream " + st + " (the default stream)");
     }
   }
   return hits;
@@ -248,12 +313,59 @@ bool declares_half_variable(const std::string& code) {
   return std::regex_search(code, re);
 }
 
+// kevo_forward ( params ) ... { body }: the bodies' original extents. Bounded scans, resuming after
+// each body, keep a source of repeated "kevo_forward(" linear.
 void find_forward_bodies(Texts& t) {
-  static const std::regex re(R"(\bkevo_forward\s*\([^)]*\)\s*\{)");
-  for (std::sregex_iterator it(t.code.begin(), t.code.end(), re), end; it != end; ++it) {
-    size_t open = it->position() + it->length() - 1;
-    size_t close = match_paren(t.code, open, '{', '}');
-    t.forward_bodies.emplace_back(open, close == std::string::npos ? t.code.size() : close);
+  constexpr std::string_view kName = "kevo_forward";
+  constexpr size_t kMaxParams = 4096, kMaxBetween = 256;
+  const std::string& s = t.code.text;
+  for (size_t p = s.find(kName); p != std::string::npos; p = s.find(kName, p + 1)) {
+    const size_t end = p + kName.size();
+    if ((p > 0 && ident_char(s[p - 1])) || (end < s.size() && ident_char(s[end]))) continue;
+    size_t i = end;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size() || s[i] != '(') continue;
+    size_t close = match_paren(s.substr(i, kMaxParams), 0);
+    if (close == std::string::npos) continue;
+    size_t open = std::string::npos;
+    for (size_t j = i + close; j < s.size() && j < i + close + kMaxBetween; ++j) {
+      if (s[j] == ';' || s[j] == ',' || s[j] == '=' || s[j] == '}') break;
+      if (s[j] == '{') {
+        open = j;
+        break;
+      }
+    }
+    if (open == std::string::npos) continue;
+    size_t body_end = match_paren(s, open, '{', '}');
+    if (body_end == std::string::npos) body_end = s.size();
+    t.forward_bodies.emplace_back(t.code.orig(open), t.code.orig(body_end));
+    p = body_end - 1;
+  }
+}
+
+// Calls fn(offset, match) for each match of a rule's pattern in text. Every alternative of a
+// pattern that begins with \b starts where an identifier does, and one that begins with '#' at a
+// '#': those are tried at such positions alone (anchored), several times faster than std::regex's
+// attempt at every position.
+template <class F>
+void for_each_match(const std::string& text, const char* pattern, F&& fn) {
+  const std::regex re(pattern);
+  const std::string_view p(pattern);
+  const bool at_ident = p.substr(0, 2) == "\\b", at_hash = !p.empty() && p[0] == '#';
+  if (!at_ident && !at_hash) {
+    for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it)
+      fn(static_cast<size_t>(it->position()), *it);
+    return;
+  }
+  namespace rc = std::regex_constants;
+  std::smatch m;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool start = at_hash ? text[i] == '#' : ident_char(text[i]) && (i == 0 || !ident_char(text[i - 1]));
+    if (!start) continue;
+    const auto flags = rc::match_continuous | (i > 0 ? rc::match_prev_avail : rc::match_default);
+    if (!std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), m, re, flags)) continue;
+    fn(i, m);
+    i += std::max<size_t>(m.length(0), 1) - 1;
   }
 }
 
@@ -261,36 +373,39 @@ void find_forward_bodies(Texts& t) {
 
 std::vector<Finding> static_check(std::string_view source, const StaticCheckOptions& opts) {
   Texts t;
-  t.keep = blank_comments_and_strings(source, false);
-  t.code = blank_comments_and_strings(source, true);
-  for (size_t i = 0; i < t.code.size(); ++i)
-    if (t.code[i] == '\n') t.line_starts.push_back(i + 1);
+  {
+    const std::string keep = blank_comments_and_strings(source, false);
+    const std::string code = blank_comments_and_strings(source, true);
+    for (size_t i = 0; i < source.size(); ++i)
+      if (source[i] == '\n') t.line_starts.push_back(i + 1);
+    t.file_access = find_host_file_access(code, keep);
+    t.keep = compact(keep);
+    t.code = compact(code);
+  }
   find_forward_bodies(t);
-  t.file_access = find_host_file_access(t.code, t.keep);
-  const bool half_variable = declares_half_variable(t.code);
+  const bool half_variable = declares_half_variable(t.code.text);
 
   std::vector<Finding> out;
   std::set<std::pair<std::string, int>> seen;
   for (const Rule& r : kRules) {
     if (!applies(r.when, opts)) continue;
-    const std::string& text = r.view == View::Code ? t.code : t.keep;
+    const Compact& view = r.view == View::Code ? t.code : t.keep;
+    const std::string& text = view.text;
     Hits hits;
     if (r.custom) {
       hits = r.custom(t, opts);
     } else {
-      std::regex re(r.pattern);
-      for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
-        std::string name = it->str(0);
-        for (size_t g = 1; g < it->size(); ++g)
-          if ((*it)[g].matched && (*it)[g].length() > 0) {
-            name = (*it)[g].str();
+      for_each_match(text, r.pattern, [&](size_t off, const std::smatch& m) {
+        std::string name = m.str(0);
+        for (size_t g = 1; g < m.size(); ++g)
+          if (m[g].matched && m[g].length() > 0) {
+            name = m[g].str();
             break;
           }
-        size_t off = it->position();
-        if (r.guard == Guard::NotMember && preceded_by_member_access(text, off)) continue;
-        if (r.guard == Guard::HalfIsType && half_variable && (name == "half" || name == "half2")) continue;
-        hits.emplace_back(off, trim(name));
-      }
+        if (r.guard == Guard::NotMember && preceded_by_member_access(text, off)) return;
+        if (r.guard == Guard::HalfIsType && half_variable && (name == "half" || name == "half2")) return;
+        hits.emplace_back(view.orig(off), trim(name));
+      });
     }
     for (const auto& [off, name] : hits) {
       if (r.scope == Scope::InForward && !t.in_forward(off)) continue;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 using namespace kevo;
 using Sev = Finding::Severity;
 using ::testing::HasSubstr;
@@ -78,6 +80,25 @@ const Case kCases[] = {
      "void f(Timer* t) {\n  int sleep_ms = 10;\n  t->sleep(3);\n}"},
     {"sleep", Sev::Warning, "void f() {\n\n  std::this_thread::sleep_for(std::chrono::seconds(1));\n}",
      "void f() {\n  /* usleep(100); */\n  int usleep_us = 3;\n}"},
+    // Reading host files through the compiler (compile/include_rules.h).
+    {"host_include", Sev::Unsafe, "#include <kevo/kernel.h>\n\n#include \"/etc/passwd\"\n",
+     "#include <kevo/kernel.h>\n// #include \"/etc/passwd\"\nconst char* s = \"#include \\\"x\\\"\"; /* #include \"y\" */\n"},
+    {"host_include", Sev::Unsafe, "#include <kevo/kernel.h>\n\n  #  include <../../etc/passwd>\n",
+     "#include <cuda/std/atomic>\n#include <cuda_fp16.h>\n#include /* c */ <mma.h>\n"},
+    {"host_include", Sev::Unsafe, "#define F \"/etc/passwd\"\n\n#include F\n",
+     "#define F 1\nconst char* r = R\"(\n#include \"/etc/passwd\"\n)\";\n"},
+    {"host_include", Sev::Unsafe, "int a;\n\n#include_next </etc/passwd>\n", "int a;\nint include = 1;\n"},
+    {"embed_file", Sev::Unsafe, "int a;\n\nasm(\".incbin \\\"/etc/passwd\\\"\");\n",
+     "struct S { int include; };\nvoid f(S s) {\n  s.include = 1; // asm(\".incbin x\")\n}"},
+    {"embed_file", Sev::Unsafe, "int a;\n\n#embed \"/dev/zero\"\n", "int a;\nint embed = 2;\n"},
+    {"line_directive", Sev::Unsafe, "int a;\n\n#line 1 \"/etc/passwd\"\n", "int a;\n// #line 1\nint line = 3;\n"},
+    {"line_directive", Sev::Unsafe, "int a;\n\n# 12 \"kernel.h\"\n", "int a;\n#if 1\n#endif\n"},
+    {"pragma_file", Sev::Unsafe, "int a;\n\n#pragma GCC dependency \"/etc/passwd\"\n",
+     "int a;\n#pragma unroll 4\n#pragma nv_diag_suppress 177\n"},
+    {"pragma_file", Sev::Unsafe, "int a;\n\n_Pragma(\"GCC dependency \\\"/etc/passwd\\\"\")\n",
+     "int a;\n_Pragma(\"unroll\")\nint x;\n"},
+    {"has_include", Sev::Unsafe, "int a;\n\n#if __has_include(\"/etc/passwd\")\n#endif\n",
+     "int a;\n#if __has_include(<cuda_fp8.h>)\n#endif\n"},
 };
 
 class RuleCase : public ::testing::TestWithParam<Case> {};
@@ -188,4 +209,30 @@ TEST(StaticCheck, OneFindingPerRuleAndLineOrderedByLine) {
   EXPECT_TRUE(has_unsafe(fs));
   std::string text = format_findings(fs);
   EXPECT_THAT(text, HasSubstr("line 2: unsafe: cudaSetDevice changes the device or context [device_change]"));
+}
+
+// A candidate cannot read a host file by naming it: the finding quotes the directive as the
+// candidate wrote it, never anything of the file.
+TEST(StaticCheck, HostFileIncludesAreUnsafeBeforeCompiling) {
+  for (const char* src : {"#include \"/etc/passwd\"\n", "#include \"/dev/zero\"\n", "#include </etc/passwd>\n",
+                          "#define P </etc/passwd>\n#include P\n", "%:include \"/etc/passwd\"\n",
+                          "#inc\\\nlude \"/etc/passwd\"\n", "??=include \"/etc/passwd\"\n"}) {
+    auto fs = static_check(src, {});
+    ASSERT_TRUE(has_unsafe(fs)) << src;
+    EXPECT_EQ(with_rule(fs, "host_include").size(), 1u) << format_findings(fs);
+    EXPECT_THAT(format_findings(fs), ::testing::Not(HasSubstr("root:")));
+  }
+}
+
+// The rules are linear or bounded: a 1 MiB input (the intake limit) of shapes that make
+// backtracking regular expressions slow or deep takes well under a few seconds.
+TEST(StaticCheck, OneMebibyteIsFast) {
+  for (std::string unit : {"kevo_forward(", "a", " ", "#include <", "asm(", "x.y(", "<<<", "half ", "fork\n("}) {
+    std::string s;
+    while (s.size() + unit.size() <= (1 << 20)) s += unit;
+    auto t0 = std::chrono::steady_clock::now();
+    (void)static_check(s, {});
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(sec, 5.0) << "unit '" << unit << "' took " << sec << " s";
+  }
 }

@@ -102,11 +102,13 @@ bool is_noise(const std::string& l) {
   return std::regex_search(l, noise_re) || std::regex_search(l, gcc_context_re);
 }
 
-// Whether the compiler may quote lines of `file` back: the candidate's own, kevo's headers and the
-// toolkit's and system's. Any other file's text (had one been read, despite the include rules
-// and the sandbox) is withheld, so a diagnostic cannot carry a host file out.
-bool quotable_file(const std::string& file, std::string_view shown) {
-  if (file == shown) return true;
+// Whether the compiler may quote lines of `file` (as the compiler wrote it, before paths are
+// replaced) back: the candidate's own (kevo_src.*, nvcc's tmpxft_* intermediates of it), kevo's
+// headers and the toolkit's and system's. Any other file's text (had one been read, despite the
+// include rules and the sandbox) is withheld, so a diagnostic cannot carry a host file out.
+bool quotable_file(const std::string& file) {
+  const std::string base = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
+  if (base.rfind(kCompileSourceStem, 0) == 0 || base.rfind("tmpxft_", 0) == 0) return true;
   static const std::vector<std::string> kTrusted = [] {
     std::vector<std::string> t = {"/usr/", (kevo_home() / "include").string() + "/"};
     if (auto root = toolkit_root("nvcc"); !root.empty()) t.push_back(root.string() + "/");
@@ -117,14 +119,19 @@ bool quotable_file(const std::string& file, std::string_view shown) {
                      [&](const std::string& d) { return file.rfind(d, 0) == 0; });
 }
 
+// The file a diagnostic's first line names ("f(12): error", "f:12:3: error"), or "".
+std::string header_file(const std::string& l) {
+  static const std::regex re(R"(^(.+?)(?:\((\d+)\)|:(\d+):(\d+)): (?:catastrophic error|internal error|fatal error|error|warning|remark|note)\b)");
+  std::smatch m;
+  return std::regex_search(l, m, re) ? m[1].str() : "";
+}
+
 bool starts_indented(const std::string& l) { return !l.empty() && (l[0] == ' ' || l[0] == '\t'); }
 
 // Recognizes the first line of a diagnostic and returns it rewritten in one style
 // ("file(line): error: message"), or nullopt.
 std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
-                                                        std::string& pending_ld_function,
-                                                        std::string& file) {
-  file.clear();
+                                                        std::string& pending_ld_function) {
   static const std::regex cudafe_re(
       R"(^(.+)\((\d+)\): (catastrophic error|internal error|error|warning|remark)(?: #[\w-]+)?: (.*)$)");
   static const std::regex gcc_re(R"(^(.+?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
@@ -141,12 +148,10 @@ std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
   };
   std::smatch m;
   if (std::regex_match(l, m, cudafe_re)) {
-    file = m[1];
     std::string sev = m[3];
     return std::pair{sev_of(sev), fmt::format("{}({}): {}: {}", m[1].str(), m[2].str(), sev, m[4].str())};
   }
   if (std::regex_match(l, m, gcc_re)) {
-    file = m[1];
     std::string sev = m[4];
     return std::pair{sev_of(sev), fmt::format("{}({}): {}: {}", m[1].str(), m[2].str(), sev, m[5].str())};
   }
@@ -192,6 +197,9 @@ std::string trim_diagnostics(std::string_view log, std::string_view shown_name, 
     std::string line(log.substr(pos, nl - pos));
     pos = nl + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // std::regex recurses per character: a line quoting a 1 MiB one-line source must not reach it.
+    constexpr size_t kMaxLine = 4096;
+    if (line.size() > kMaxLine) line.resize(kMaxLine);
     if (line.find_first_not_of(" \t") == std::string::npos) {
       cur = nullptr;
       continue;
@@ -201,6 +209,7 @@ std::string trim_diagnostics(std::string_view log, std::string_view shown_name, 
       if (!starts_indented(line)) cur = nullptr;
       continue;
     }
+    const std::string raw_file = starts_indented(line) ? "" : header_file(line);
     line = replace_paths(line, shown_name);
     if (starts_indented(line)) {
       if (cur && cur->lines.size() <= kMaxContinuation) {
@@ -211,18 +220,17 @@ std::string trim_diagnostics(std::string_view log, std::string_view shown_name, 
       }
       continue;
     }
-    std::string file;
-    auto h = parse_header(line, ld_function, file);
+    auto h = parse_header(line, ld_function);
     if (!h) {
       cur = nullptr;
       unrecognized.push_back(line);
       continue;
     }
-    if (!file.empty() && !quotable_file(file, shown_name)) {
+    if (!raw_file.empty() && !quotable_file(raw_file)) {
       cur = nullptr;  // none of its excerpt lines either
       if (h->first != Sev::Note)
         blocks.push_back({h->first, {fmt::format("{}: {}: its text is not shown (not the candidate's file)",
-                                                 file, h->first == Sev::Error ? "error" : "warning")}});
+                                                 raw_file, h->first == Sev::Error ? "error" : "warning")}});
       continue;
     }
     if (h->first == Sev::Note) {

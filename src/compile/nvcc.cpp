@@ -223,7 +223,7 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source,
   if (fs::path root = toolkit_root(plan.compiler); !root.empty()) sp.read_only.push_back(root);
   sp.read_only.insert(sp.read_only.end(), plan.include_dirs.begin(), plan.include_dirs.end());
   sp.writable = dir;
-  const std::vector<std::string> sandbox = sandbox_prefix(sp);
+  const std::vector<std::string> sandbox = opts.sandbox ? sandbox_prefix(sp) : std::vector<std::string>{};
   RunOptions ro;
   ro.argv = sandbox;
   ro.argv.insert(ro.argv.end(), plan.argv.begin(), plan.argv.end());

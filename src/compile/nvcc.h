@@ -28,6 +28,9 @@ struct CompileOptions {
   // Run nvcc's host and device front ends in parallel (compile/nvcc_pipeline.h); plain nvcc when
   // false, when the environment sets KEVO_NVCC_SERIAL=1, or when nvcc's step list is unfamiliar.
   bool parallel_front_ends = true;
+  // Run the compiler in the file sandbox (compile/sandbox.h) where one works here. Off only for
+  // stand-in compilers in tests that write outside their build directory.
+  bool sandbox = true;
 };
 
 struct CompileResult {
@@ -42,7 +45,9 @@ struct CompileResult {
   std::string log;  // full compiler stdout+stderr
   std::vector<KernelResources> kernels;
   bool timed_out = false;
-  // How it was compiled: "nvcc", "nvcc-steps" (nvcc's own steps, front ends in parallel), "g++".
+  // How it was compiled: "nvcc", "nvcc-steps" (nvcc's own steps, front ends in parallel), "g++";
+  // "refused": not compiled, the source could make the compiler read a host file
+  // (compile/include_rules.h; the diagnostics name the line and the rule).
   std::string driver;
 };
 

@@ -155,5 +155,52 @@ TEST(Export, RejectsAFileWithoutKevoForward) {
   EXPECT_NE(s.error().message.find("defines no kevo_forward"), std::string::npos);
 }
 
+// Names reach generated C++ and Python: escaped whatever they hold, and refused unless they are
+// identifiers (task.toml's parser refuses them first; a Task built in code is checked here).
+TEST(Export, EscapingHelpers) {
+  EXPECT_EQ(cpp_string_literal("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(cpp_escape("x\ny"), "x\\ny");
+  EXPECT_EQ(cpp_escape("??/"), "\\??/");
+  EXPECT_EQ(cpp_escape(std::string("\x01\xff", 2)), "\\001\\377");
+  EXPECT_EQ(cpp_escape("it's"), "it\\'s");
+  EXPECT_EQ(py_string_literal("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+  EXPECT_EQ(py_string_literal(std::string("\x00\xe9", 2)), "\"\\x00\\xe9\"");
+}
+
+TEST(Export, EscapedLiteralsRoundTripThroughPython) {
+  if (!find_program("python3")) GTEST_SKIP() << "no python3";
+  const std::string hostile = "x\"); import os; os.system(\"id\") #\n\\\x01";
+  auto r = run_process({.argv = {"python3", "-c", "import sys; sys.stdout.write(" + py_string_literal(hostile) + ")"}});
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->ok()) << r->err;
+  EXPECT_EQ(r->out, hostile);
+}
+
+TEST(Export, HostileNamesAndModulesAreRefused) {
+  auto task = load_task_with_torch(fs::path(KEVO_SOURCE_DIR) / "tasks" / "gelu");
+  ASSERT_TRUE(task) << task.error().message;
+  TempDir tmp;
+  ExportOptions o;
+  for (const char* module : {"../../x", "a b", "kevo\"; import os", ""}) {
+    o.module_name = module;
+    auto s = export_torch(*task, task->baseline_path(), tmp.path / "ext", o);
+    if (std::string_view(module).empty()) {
+      EXPECT_TRUE(s) << s.error().message;  // the default, kevo_<task>
+      continue;
+    }
+    ASSERT_FALSE(s) << module;
+    EXPECT_NE(s.error().message.find("not a Python identifier"), std::string::npos) << s.error().message;
+  }
+  Task bad = *task;
+  bad.inputs[0].name = "x\"); system(\"id\"); //";
+  o.module_name.clear();
+  auto s = export_torch(bad, task->baseline_path(), tmp.path / "bad", o);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("tensor name 'x\\\"); system(\\\"id\\\"); //' is not an identifier"),
+            std::string::npos)
+      << s.error().message;
+  EXPECT_FALSE(fs::exists(tmp.path / "bad" / "ext.cpp"));
+}
+
 }  // namespace
 }  // namespace kevo::interop

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "support/temp_dir.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -15,9 +16,15 @@ namespace {
 const fs::path kSrc = KEVO_SOURCE_DIR;
 const fs::path kKevo = fs::path(KEVO_BINARY_DIR) / "bin" / "kevo";
 
+// One compile cache for the whole binary (tests reuse each other's compiles), removed at exit.
+const fs::path& cli_cache() {
+  static const fs::path dir = kevo::test::temp_dir_until_exit("kevo-cli-cache");
+  return dir;
+}
+
 RunResult kevo_run(std::vector<std::string> args) {
   args.insert(args.begin(), kKevo.string());
-  auto r = run_process({.argv = args, .env_add = {{"KEVO_CACHE_DIR", testing::TempDir() + "/kevo-cli-cache"}},
+  auto r = run_process({.argv = args, .env_add = {{"KEVO_CACHE_DIR", cli_cache().string()}},
                         .timeout = std::chrono::seconds(300)});
   EXPECT_TRUE(r);
   return r ? *r : RunResult{};

@@ -8,21 +8,12 @@
 #include <fstream>
 #include <string>
 
+#include "support/temp_dir.h"
 #include "util/subprocess.h"
 
 namespace kevo::test {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "kevo-compile-test-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+// TempDir: support/temp_dir.h (a scratch folder removed at destruction).
 
 inline void write_text(const std::filesystem::path& p, const std::string& text, bool executable = false) {
   std::filesystem::create_directories(p.parent_path());

@@ -25,6 +25,7 @@
 #include "evolve/marker_evaluator.h"
 #include "llm/client.h"
 #include "store/run_db.h"
+#include "support/temp_dir.h"
 #include "task/task.h"
 #include "test_util.h"  // tests/llm: openai_ok, test_config
 
@@ -89,12 +90,7 @@ inline std::string answer(const std::string& name, const std::string& thought, c
 }
 
 inline std::filesystem::path temp_dir(const std::string& tag) {
-  static std::atomic<int> n{0};
-  auto d = std::filesystem::temp_directory_path() /
-           ("kevo-evolve-test-" + std::to_string(::getpid()) + "-" + tag + "-" + std::to_string(n++));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
+  return kevo::test::temp_dir_until_exit("kevo-evolve-test-" + tag);
 }
 
 inline void write(const std::filesystem::path& p, const std::string& s) {

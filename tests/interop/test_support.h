@@ -9,6 +9,7 @@
 #include <string>
 
 #include "interop/bridge.h"
+#include "support/temp_dir.h"
 
 namespace kevo::interop {
 namespace fs = std::filesystem;
@@ -52,16 +53,6 @@ inline TorchBridge* shared_bridge(std::string* why) {
   if (!var) GTEST_SKIP() << why_##var
 
 // A fresh temporary directory, removed at destruction.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kevo-interop-test-XXXXXX").string();
-    if (mkdtemp(t.data())) path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
+using TempDir = ::kevo::test::TempDir;
 
 }  // namespace kevo::interop::testing

@@ -10,6 +10,7 @@
 #include "fake_servers.h"
 #include "llm/errors.h"
 #include "llm/protocol.h"
+#include "support/temp_dir.h"
 #include "test_util.h"
 
 namespace kevo::llm {
@@ -514,10 +515,8 @@ TEST(Pricing, UnknownModelCostsZeroAndIsFlagged) {
 // ---- cache and replay -----------------------------------------------------------------------
 
 TEST(Cache, RepeatsAreFreeAndReplayWorksOffline) {
-  auto dir = std::filesystem::temp_directory_path() / ("kevo_llm_cache_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string db = (dir / "run.db").string();
-  std::filesystem::remove(db);
+  kevo::test::TempDir dir("kevo-llm-cache");
+  const std::string db = (dir.path / "run.db").string();
   ScriptServer srv;
   srv.push({200, openai_ok("first sample", 100, 50)});
   srv.push({200, openai_ok("second sample", 100, 50)});
@@ -585,7 +584,6 @@ TEST(Cache, RepeatsAreFreeAndReplayWorksOffline) {
     ASSERT_FALSE(r);
     EXPECT_EQ(error_kind(r.error()), ErrorKind::kReplayMiss);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Cache, ReplayWithoutDatabaseIsAClearError) {
@@ -615,10 +613,8 @@ TEST(Cache, AttachesToAnOpenRunDatabase) {
 // ---- secrets ---------------------------------------------------------------------------------
 
 TEST(Secrets, KeyNeverAppearsInLogsErrorsOrStoredRows) {
-  auto dir = std::filesystem::temp_directory_path() / ("kevo_llm_secret_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "run.db").string();
-  std::filesystem::remove(path);
+  kevo::test::TempDir dir("kevo-llm-secret");
+  const std::string path = (dir.path / "run.db").string();
   testing::LogCapture logs;
   ScriptServer srv;
   // A server that echoes the key back, as some do in auth errors.
@@ -662,7 +658,6 @@ TEST(Secrets, KeyNeverAppearsInLogsErrorsOrStoredRows) {
   sqlite3_close(db);
   EXPECT_NE(all.find("stored answer"), std::string::npos) << "the row was written";
   EXPECT_EQ(all.find(kKey), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Secrets, MissingKeyNamesTheVariableAndTheFix) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/temp_dir.h"
 #include "llm/errors.h"
 #include "llm/keys.h"
 #include "llm/model_spec.h"
@@ -140,9 +141,8 @@ TEST(Config, CommandLineOverrides) {
 }
 
 TEST(Keys, EnvironmentThenKeyFile) {
-  auto dir = std::filesystem::temp_directory_path() / ("kevo_keys_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto file = (dir / "keys.env").string();
+  kevo::test::TempDir dir("kevo-keys");
+  auto file = (dir.path / "keys.env").string();
   {
     std::ofstream out(file);
     out << "# my keys\nexport KEVO_TEST_K1=\"from-file-111\"\nKEVO_TEST_K2 = from-file-222\n";
@@ -164,7 +164,6 @@ TEST(Keys, EnvironmentThenKeyFile) {
   EXPECT_EQ(missing.error().message.find("from-file"), std::string::npos);
   p.key_required = false;
   EXPECT_EQ(*resolve_api_key(p, file), "");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Pricing, LookupAndCost) {

@@ -6,6 +6,7 @@
 #include "fixture.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "support/temp_dir.h"
 
 namespace kevo::report {
 namespace {
@@ -35,8 +36,8 @@ TEST(LineDiff, SameAddedRemoved) {
 }
 
 TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
-  auto dir = std::filesystem::temp_directory_path() / ("kevo-report-test-" + std::to_string(::getpid()));
-  auto db = testing::write_fixture(dir);
+  kevo::test::TempDir dir("kevo-report-test");
+  auto db = testing::write_fixture(dir.path);
   ASSERT_TRUE(db) << db.error().message;
   auto data = load_report_data({db->string()});
   ASSERT_TRUE(data) << data.error().message;
@@ -55,7 +56,6 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   EXPECT_NE(html.find("#4 mutate"), std::string::npos);
   EXPECT_NE(html.find("// faster: vectorized"), std::string::npos);
   EXPECT_NE(html.find("0 lines removed, 1 added"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,235 @@
+#include "interop/import_probe.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace kevo::interop {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Ctx {
+  TorchBridge& b;
+  const fs::path& file;
+  const std::string& where;
+  uint64_t seed;
+};
+
+// A shapes-only load at `dims` with its description and FLOP count (the count is optional: an
+// op the counter cannot follow costs the FLOP expression only).
+Result<ConfigProbe> probe_at(const Ctx& c, const Dims& dims) {
+  if (auto s = c.b.load(c.file, dims, c.seed, true); !s) return Unexpected{relabel(s.error(), c.file, c.where)};
+  auto d = c.b.describe(false);
+  if (!d) return Unexpected{relabel(d.error(), c.file, c.where)};
+  ConfigProbe p{slots_of(*d), std::nullopt};
+  if (auto r = c.b.request({{"op", "count_flops"}}); r) p.flops = *r;
+  return p;
+}
+
+enum class SizeEffect { Dim, NoShape, OutputsOnly, Mixed, Structure, Rejected };
+
+// How moving a size by delta changes the tensors.
+SizeEffect effect_of(const std::vector<Slot>& base, const std::vector<Slot>& moved, int64_t delta) {
+  if (!same_structure(base, moved)) return SizeEffect::Structure;
+  bool up = false, down = false, input_side = false;
+  for (size_t i = 0; i < base.size(); ++i)
+    for (size_t k = 0; k < base[i].shape.size(); ++k) {
+      int64_t d = moved[i].shape[k] - base[i].shape[k];
+      if (!d) continue;
+      ((d > 0) == (delta > 0) ? up : down) = true;
+      input_side |= base[i].key.rfind("out:", 0) != 0;
+    }
+  if (!up && !down) return SizeEffect::NoShape;
+  if (up && down) return SizeEffect::Mixed;
+  return input_side ? SizeEffect::Dim : SizeEffect::OutputsOnly;
+}
+
+// 1. Which sizes are dims: those whose change moves an input or weight shape, all in one direction.
+Status find_sizes(const Ctx& c, ProblemShape& p) {
+  for (const auto& [g, v] : p.base.globals) {
+    SizeEffect e = SizeEffect::Rejected;
+    for (int64_t delta : {int64_t{7}, v}) {
+      auto probe = probe_at(c, {{g, v + delta}});
+      if (!probe) continue;
+      e = effect_of(p.base_slots, probe->slots, delta);
+      if (e == SizeEffect::Dim) {
+        p.sizes.push_back(g);
+        p.base_dims[g] = v;
+        p.probes[g] = {delta, std::move(*probe)};
+      }
+      break;
+    }
+    const char* why = nullptr;
+    switch (e) {
+      case SizeEffect::Dim: case SizeEffect::NoShape: break;
+      case SizeEffect::Rejected: why = "the module rejects other values"; break;
+      case SizeEffect::Structure: why = "it changes the number or rank of tensors"; break;
+      case SizeEffect::OutputsOnly: why = "it changes only output shapes, like a stride or a pooling window"; break;
+      case SizeEffect::Mixed: why = "it grows some shape entries and shrinks others, like the index of an axis"; break;
+    }
+    if (why) p.notes.push_back(fmt::format("'{}' kept at {}: {}", g, v, why));
+  }
+  if (p.sizes.empty())
+    return fail("{}: no size to vary: kevo varies shapes through top-level sizes (like 'batch_size = 16', "
+                "'N = 2048 * 2' or 'depth, height, width = 16, 32, 32') used by get_inputs()/"
+                "get_init_inputs(); found none that changes an input shape",
+                c.where);
+  return {};
+}
+
+// 2. Every shape entry linear in the sizes where the probes and all configs agree; else derived.
+void fit_shapes(ProblemShape& p) {
+  p.axes.assign(p.base_slots.size(), {});
+  p.dims = p.sizes;
+  std::map<std::vector<int64_t>, std::string> derived_by_values;  // equal entries share a dim
+  for (size_t i = 0; i < p.base_slots.size(); ++i)
+    for (size_t k = 0; k < p.base_slots[i].shape.size(); ++k) {
+      AxisSamples s;
+      s.base = p.base_slots[i].shape[k];
+      for (const auto& [g, dp] : p.probes) s.probes[g] = {dp.first, dp.second.slots[i].shape[k]};
+      std::vector<std::pair<const Dims*, int64_t>> checks;
+      for (const auto& cf : p.configs) checks.emplace_back(&cf.dims, cf.probe.slots[i].shape[k]);
+      auto a = fit_axis(s, p.base_dims, checks, 1);
+      if (a) {
+        p.axes[i].push_back(*a);
+        continue;
+      }
+      std::vector<int64_t> vals;
+      for (const auto& cf : p.configs) vals.push_back(cf.probe.slots[i].shape[k]);
+      std::string name = p.base_slots[i].name + "_d" + std::to_string(k);
+      auto [it, fresh] = derived_by_values.emplace(vals, name);
+      if (fresh) {
+        p.dims.push_back(name);
+        for (size_t ci = 0; ci < p.configs.size(); ++ci) p.configs[ci].dims[name] = vals[ci];
+        p.notes.push_back(fmt::format("'{}' (axis {} of '{}') is not linear in the sizes: derived dim '{}'",
+                                      p.base_slots[i].name, k, p.base_slots[i].name, name));
+      }
+      Axis d;
+      d.derived = it->second;
+      p.axes[i].push_back(d);
+    }
+}
+
+double input_bytes(const std::vector<Slot>& slots) {
+  double total = 0;
+  for (const auto& s : slots) {
+    if (s.key.rfind("out:", 0) == 0) continue;
+    double n = 4;  // an upper bound per element: kevo's widest dtypes besides i64 are 4 bytes
+    for (int64_t e : s.shape) n *= static_cast<double>(e);
+    total += n;
+  }
+  return total;
+}
+
+// 3. Statistics of inputs and weights (for the init tables): at main when its tensors are small,
+// else at the visible config with the fewest bytes; a real load of that config.
+void sample_stats(const Ctx& c, ProblemShape& p) {
+  std::vector<const FoundConfig*> order;
+  for (const auto& cf : p.configs)
+    if (!cf.held_out) order.push_back(&cf);
+  std::stable_sort(order.begin(), order.end(), [](const FoundConfig* a, const FoundConfig* b) {
+    return input_bytes(a->probe.slots) < input_bytes(b->probe.slots);
+  });
+  if (input_bytes(p.configs.front().probe.slots) <= kStatsBytesLimit) order.insert(order.begin(), &p.configs.front());
+  for (const FoundConfig* cf : order) {
+    Dims sizes;
+    for (const auto& g : p.sizes) sizes[g] = cf->dims.at(g);
+    if (!c.b.load(c.file, sizes, c.seed, false)) continue;
+    auto d = c.b.describe(true);
+    if (!d || !same_structure(slots_of(*d), p.base_slots)) continue;
+    for (size_t i = 0; i < p.base.args.size() && i < d->args.size(); ++i) p.base.args[i].tensor.stats = d->args[i].tensor.stats;
+    for (size_t i = 0; i < p.base.weights.size(); ++i) p.base.weights[i].stats = d->weights[i].stats;
+    p.stats_config = cf->name;
+    p.stats_dims = cf->dims;
+    if (cf->name != "main")
+      p.notes.push_back(fmt::format("value statistics sampled at config '{}' (main's inputs and weights are "
+                                    "{:.1f} GB)", cf->name, input_bytes(p.base_slots) / 1e9));
+    return;
+  }
+  p.stats_dims = p.base_dims;
+  p.notes.push_back("no config could be materialized for value statistics: inputs drawn from normal(0, 1)");
+}
+
+// 4. FLOPs from the counted records at main, the probes and the other configs.
+void derive_task_flops(ProblemShape& p, const ConfigProbe& main) {
+  ProblemShape& out = p;
+  if (!main.flops) {
+    out.notes.push_back("flops not derived: the counter could not follow the forward");
+    return;
+  }
+  auto base = flop_count_from(*main.flops);
+  if (!base) return;
+  std::map<std::string, std::pair<int64_t, FlopCount>> probes;
+  for (const auto& [g, dp] : p.probes) {
+    if (!dp.second.flops) return out.notes.push_back("flops not derived: a probe was not counted");
+    auto fc = flop_count_from(*dp.second.flops);
+    if (!fc) return;
+    probes[g] = {dp.first, *fc};
+  }
+  std::vector<FlopCount> counts;
+  counts.reserve(p.configs.size());
+  std::vector<std::pair<std::string, FlopSample>> cfgs;
+  for (const auto& cf : p.configs) {
+    if (cf.name == "main" || !cf.probe.flops) continue;
+    auto fc = flop_count_from(*cf.probe.flops);
+    if (!fc) continue;
+    counts.push_back(*fc);
+  }
+  size_t k = 0;
+  for (const auto& cf : p.configs)
+    if (cf.name != "main" && cf.probe.flops && k < counts.size()) cfgs.push_back({cf.name, {&cf.dims, &counts[k++]}});
+  auto f = derive_flops(*base, p.base_dims, probes, cfgs, p.sizes);
+  if (!f) {
+    out.notes.push_back("flops not derived: " + f.error().message);
+    return;
+  }
+  if (!base->unknown.empty())
+    out.notes.push_back(fmt::format("flops: ops counted as one per output element without being known "
+                                    "pointwise: {}", fmt::join(base->unknown, ", ")));
+  out.flops = *f;
+}
+
+}  // namespace
+
+Error relabel(const Error& e, const fs::path& file, const std::string& label) {
+  std::string m = e.message, from = fs::absolute(file).string();
+  for (size_t p = 0; (p = m.find(from, p)) != std::string::npos; p += label.size()) m.replace(p, from.size(), label);
+  if (m.rfind(label + ":", 0) == 0) return Error{m};
+  return Error{label + ": " + m};
+}
+
+Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed) {
+  Ctx c{b, file, where, seed};
+  ProblemShape p;
+  if (auto s = b.load(file, {}, seed, true); !s) return Unexpected{relabel(s.error(), file, where)};
+  auto base = b.describe(false);
+  if (!base) return Unexpected{relabel(base.error(), file, where)};
+  p.base = *base;
+  p.base_slots = slots_of(p.base);
+  if (p.base.outputs.empty()) return fail("{}: forward returns no tensor", where);
+  ConfigProbe main{p.base_slots, std::nullopt};
+  if (auto r = b.request({{"op", "count_flops"}}); r) main.flops = *r;
+  KEVO_TRY(find_sizes(c, p));
+  FoundConfig main_cfg{"main", p.base_dims, false, main};
+  p.configs = search_configs(p.sizes, main_cfg, [&](const Dims& d) { return probe_at(c, d); }, p.notes);
+  int visible = 0, held = 0;
+  for (const auto& cf : p.configs) (cf.held_out ? held : visible)++;
+  if (visible < 3 || held < 1) {
+    std::string why;
+    for (const auto& n : p.notes) why += "\n  " + n;
+    return fail("{}: could not derive 3 visible and 1 held-out configuration (got {} and {}){}", where, visible,
+                held, why);
+  }
+  fit_shapes(p);
+  bool unaligned = false;
+  for (const auto& cf : p.configs)
+    for (const auto& [d, v] : cf.dims) unaligned |= v % 32 != 0;
+  if (!unaligned) return fail("{}: every derived configuration has sizes that are multiples of 32", where);
+  derive_task_flops(p, main);
+  sample_stats(c, p);
+  return p;
+}
+
+}  // namespace kevo::interop

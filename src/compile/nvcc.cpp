@@ -71,10 +71,10 @@ bool env_says_serial() {
 // nvcc's own steps with its host and device front ends in parallel (compile/nvcc_pipeline.h).
 // nullopt: run plain nvcc instead (an unfamiliar step list, or a failure nvcc itself would not
 // give, such as the shell not finding a step), so this path never decides a verdict on its own.
-// `sandbox`: the argv prefix every step runs under (compile/sandbox.h), empty for none.
+// `sandbox`: what every step runs under (compile/sandbox.h); `nvcc` is already inside it.
 std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& dir,
                                         std::string_view src_name, std::string_view shown_name,
-                                        const std::vector<std::string>& sandbox) {
+                                        const Sandbox& sandbox) {
   const fs::path tmp =
       dir / "nvcc-steps";  // the steps' intermediates; removed before the entry is stored
   std::error_code ec;
@@ -100,8 +100,8 @@ std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& 
       !write_file_atomic(tmp / "steps.sh", script->script))
     return cleanup(), std::nullopt;
   RunOptions ro = nvcc;
-  ro.argv = sandbox;
-  ro.argv.insert(ro.argv.end(), {"/bin/sh", (tmp / "steps.sh").string()});
+  ro.argv = {"/bin/sh", (tmp / "steps.sh").string()};
+  sandbox.apply(ro);
   ro.env_add["TMPDIR"] = tmp.string();
   ro.timeout = std::max(
       std::chrono::milliseconds(1),
@@ -223,10 +223,10 @@ Result<CompileResult> compile_shared(Kind kind, std::string_view source,
   if (fs::path root = toolkit_root(plan.compiler); !root.empty()) sp.read_only.push_back(root);
   sp.read_only.insert(sp.read_only.end(), plan.include_dirs.begin(), plan.include_dirs.end());
   sp.writable = dir;
-  const std::vector<std::string> sandbox = opts.sandbox ? sandbox_prefix(sp) : std::vector<std::string>{};
+  const Sandbox sandbox = make_sandbox(sp, opts.sandbox);
   RunOptions ro;
-  ro.argv = sandbox;
-  ro.argv.insert(ro.argv.end(), plan.argv.begin(), plan.argv.end());
+  ro.argv = plan.argv;
+  sandbox.apply(ro);
   ro.cwd = dir.string();
   // nvcc's intermediates go to the private dir: removed with it, even after a timeout kill.
   ro.env_add["TMPDIR"] = dir.string();

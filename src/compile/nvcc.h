@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile/ptxas.h"
+#include "compile/sandbox.h"
 #include "util/result.h"
 
 namespace kevo {
@@ -28,9 +29,9 @@ struct CompileOptions {
   // Run nvcc's host and device front ends in parallel (compile/nvcc_pipeline.h); plain nvcc when
   // false, when the environment sets KEVO_NVCC_SERIAL=1, or when nvcc's step list is unfamiliar.
   bool parallel_front_ends = true;
-  // Run the compiler in the file sandbox (compile/sandbox.h) where one works here. Off only for
-  // stand-in compilers in tests that write outside their build directory.
-  bool sandbox = true;
+  // The compiler's file sandbox (compile/sandbox.h): Auto takes the first kind that works here.
+  // Off only for stand-in compilers in tests that write outside their build directory.
+  SandboxMode sandbox = SandboxMode::Auto;
 };
 
 struct CompileResult {

@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,16 @@ void apply_limits_in_child(const ProcessLimits& limits) {
   if (limits.max_cpu_seconds) {
     rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(*limits.max_cpu_seconds);
     setrlimit(RLIMIT_CPU, &rl);
+  }
+  if (limits.landlock_ruleset_fd >= 0) {
+#ifdef SYS_landlock_restrict_self
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+        syscall(SYS_landlock_restrict_self, limits.landlock_ruleset_fd, 0) == 0)
+      return;
+#endif
+    static const char kMsg[] = "kevo: cannot apply the Landlock file sandbox\n";
+    (void)!write(2, kMsg, sizeof kMsg - 1);
+    _exit(127);
   }
 }
 

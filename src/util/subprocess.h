@@ -17,6 +17,9 @@ struct ProcessLimits {
   std::optional<long> max_open_files;   // RLIMIT_NOFILE
   std::optional<long> max_cpu_seconds;  // RLIMIT_CPU
   bool no_core_dump = true;
+  // A Landlock ruleset (compile/sandbox.h builds it) the child restricts itself to before exec;
+  // -1 for none. The child exits with 127 if it cannot.
+  int landlock_ruleset_fd = -1;
 };
 
 struct RunOptions {

@@ -158,7 +158,7 @@ TEST(Compile, CacheHitRunsNoCompiler) {
   KEVO_REQUIRE_NVCC(real);
   TempDir t;
   CompileOptions o = options(counting_nvcc(t, real), t);
-  o.sandbox = false;  // the counter writes outside the build directory
+  o.sandbox = SandboxMode::Off;  // the counter writes outside the build directory
   auto a = compile_cuda_shared(kRelu, "candidate.cu", o);
   ASSERT_TRUE(a) << a.error().message;
   ASSERT_TRUE(a->ok) << a->diagnostics;
@@ -212,7 +212,7 @@ TEST(Compile, HeaderContentIsPartOfTheKey) {
   KEVO_REQUIRE_NVCC(real);
   TempDir t;
   CompileOptions o = options(counting_nvcc(t, real), t);
-  o.sandbox = false;  // the counter writes outside the build directory
+  o.sandbox = SandboxMode::Off;  // the counter writes outside the build directory
   write_text(t.path / "inc" / "mine.cuh", "#define SCALE 1.0f\n");
   o.include_dirs = {(t.path / "inc").string()};
   std::string src = std::string("#include <mine.cuh>\n") + kRelu;
@@ -255,7 +255,7 @@ TEST(Compile, TimeoutIsAResultAndNotCached) {
              "sleep 30\n",
              true);
   CompileOptions o = options(fake.string(), t);
-  o.sandbox = false;  // the fake writes its count outside the build directory
+  o.sandbox = SandboxMode::Off;  // the fake writes its count outside the build directory
   o.timeout = 300ms;
   auto r = compile_cuda_shared(kRelu, "candidate.cu", o);
   ASSERT_TRUE(r) << r.error().message;

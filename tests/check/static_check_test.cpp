@@ -224,8 +224,10 @@ TEST(StaticCheck, HostFileIncludesAreUnsafeBeforeCompiling) {
   }
 }
 
-// The rules are linear or bounded: a 1 MiB input (the intake limit) of shapes that make
-// backtracking regular expressions slow or deep takes well under a few seconds.
+// The rules are linear or bounded: a 1 MiB input (the intake limit) of shapes that made the old
+// scans quadratic ("asm(" or "<<<" repeated: each scanned to the end) or overflowed std::regex's
+// recursion ("kevo_forward(" then 1 MiB without ')': a crash) finishes. About 0.3-1 s each on an
+// idle machine; the bound leaves room for a loaded CI runner or a sanitizer build.
 TEST(StaticCheck, OneMebibyteIsFast) {
   for (std::string unit : {"kevo_forward(", "a", " ", "#include <", "asm(", "x.y(", "<<<", "half ", "fork\n("}) {
     std::string s;
@@ -233,6 +235,6 @@ TEST(StaticCheck, OneMebibyteIsFast) {
     auto t0 = std::chrono::steady_clock::now();
     (void)static_check(s, {});
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(sec, 5.0) << "unit '" << unit << "' took " << sec << " s";
+    EXPECT_LT(sec, 60.0) << "unit '" << unit << "' took " << sec << " s";
   }
 }

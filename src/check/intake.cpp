@@ -54,7 +54,7 @@ int line_of(std::string_view s, size_t off) {
   return 1 + static_cast<int>(std::count(s.begin(), s.begin() + std::min(off, s.size()), '\n'));
 }
 
-std::string mib(size_t n) { return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20)); }
+std::string mib(uint64_t n) { return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20)); }
 
 }  // namespace
 
@@ -104,11 +104,15 @@ std::optional<size_t> first_invalid_utf8(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<IntakeFinding> check_size(uint64_t bytes, const IntakeOptions& opts) {
+  if (bytes <= opts.max_bytes) return std::nullopt;
+  return IntakeFinding{IntakeCode::TooLarge,
+                       fmt::format("the candidate is {} bytes ({}), over the limit of {} bytes ({})", bytes,
+                                   mib(bytes), opts.max_bytes, mib(opts.max_bytes))};
+}
+
 std::optional<IntakeFinding> check_intake(std::string_view src, const IntakeOptions& opts) {
-  if (src.size() > opts.max_bytes)
-    return IntakeFinding{IntakeCode::TooLarge,
-                         fmt::format("the candidate is {} bytes ({}), over the limit of {} bytes ({})",
-                                     src.size(), mib(src.size()), opts.max_bytes, mib(opts.max_bytes))};
+  if (auto f = check_size(src.size(), opts)) return f;
   if (auto bad = first_invalid_utf8(src))
     return IntakeFinding{
         IntakeCode::NotUtf8,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,6 +36,10 @@ struct IntakeFinding {
 struct IntakeOptions {
   size_t max_bytes = size_t{1} << 20;  // 1 MiB: ~20x the largest kernel a model has written for kevo
 };
+
+// TooLarge when `bytes` is over the limit: for the file's size before it is read (a 50 GB file is
+// refused without reading it), and the first step of check_intake.
+std::optional<IntakeFinding> check_size(uint64_t bytes, const IntakeOptions& opts = {});
 
 // The first problem with a candidate's source, or nullopt. Linear in the source size; the size
 // limit is checked first, so a huge input costs nothing more.

@@ -43,6 +43,11 @@ TEST(Intake, SizeLimitSaysSizeAndLimit) {
   EXPECT_EQ(f->code, IntakeCode::TooLarge);
   EXPECT_NE(f->message.find("2097152 bytes (2.0 MiB)"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("limit of 1048576 bytes (1.0 MiB)"), std::string::npos) << f->message;
+  // Before reading: a size alone.
+  auto huge = check_size(uint64_t{50} << 30);
+  ASSERT_TRUE(huge);
+  EXPECT_NE(huge->message.find("53687091200 bytes (51200.0 MiB)"), std::string::npos) << huge->message;
+  EXPECT_FALSE(check_size(1 << 20));
   // Configurable.
   EXPECT_EQ(code_of(kGood, {.max_bytes = 64}), IntakeCode::TooLarge);
   EXPECT_FALSE(check_intake(kGood, {.max_bytes = std::string_view(kGood).size()}));

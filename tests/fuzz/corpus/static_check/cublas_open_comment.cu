@@ -1,0 +1,2 @@
+#include <cublas_v2.h>
+/* unterminated comment

@@ -1,0 +1,3 @@
+R"x(raw string with " and */ inside)x" 'c' '\'
+#define S "a\
+ b"

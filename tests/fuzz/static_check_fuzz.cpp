@@ -1,0 +1,21 @@
+// Fuzzes the static checker over arbitrary candidate source (the first byte picks its options).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "check/static_check.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  kevo::StaticCheckOptions opts;
+  opts.allow_cublas = data[0] & 1;
+  opts.allow_cudnn = data[0] & 2;
+  static const char* const kPrecisions[] = {"f32", "f16", "bf16", "f64"};
+  opts.precision = kPrecisions[(data[0] >> 2) & 3];
+  std::string_view source(reinterpret_cast<const char*>(data + 1), size - 1);
+  auto findings = kevo::static_check(source, opts);
+  (void)kevo::format_findings(findings);
+  (void)kevo::has_unsafe(findings);
+  (void)kevo::blank_comments_and_strings(source, data[0] & 16);
+  return 0;
+}

@@ -20,3 +20,9 @@ if [ "${KEVO_SKIP_SANITIZE:-0}" != 1 ]; then
   BUILD=build-asan CMAKE_ARGS="-DKEVO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" ./scripts/setup.sh
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j2 -LE gpu)
 fi
+# Fuzz smoke (issue 15): every libFuzzer harness (tests/fuzz) for a bounded time from its seed
+# corpus, in its own clang-14 + ASan/UBSan build (build-fuzz); a crash, leak or hang fails the run.
+# Each prints its executions per second. KEVO_FUZZ_SECONDS sets the time per harness.
+if [ "${KEVO_SKIP_FUZZ:-0}" != 1 ]; then
+  ./scripts/fuzz.sh "${KEVO_FUZZ_SECONDS:-30}"
+fi

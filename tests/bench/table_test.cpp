@@ -109,6 +109,66 @@ TEST(BenchPlan, SkipsFinishedResumesInterruptedStartsTheRest) {
   EXPECT_EQ(p[4].action, Action::kSkip);
 }
 
+// Issue 17: a run that failed because the machine could not run it (no GPU) is not "done".
+TEST(BenchPlan, RetriesRunsThatFailedForInfrastructure) {
+  RunKey key{"eoh", "m", false};
+  auto row = [&](int64_t id, const std::string& task, const std::string& stop, const std::string& base_outcome) {
+    store::RunRow r;
+    r.id = id;
+    r.task = task;
+    r.status = store::RunStatus::kFailed;
+    r.strategy = "eoh";
+    r.stop_reason = stop;
+    r.baseline_json = nlohmann::json{{"outcome", base_outcome}}.dump();
+    r.config_json = R"({"llm":"m","fake_evaluator":false})";
+    return r;
+  };
+  std::vector<store::RunRow> runs = {row(1, "nogpu", "baseline_failed", "infra_error"),
+                                     row(2, "crashed", "baseline_failed", "crash"),
+                                     row(3, "badtask", "baseline_failed", "incorrect"),
+                                     row(4, "midrun", "infra_error: no usable GPU", "pass")};
+  auto p = plan(runs, {"nogpu", "crashed", "badtask", "midrun"}, key);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].action, Action::kStart);
+  EXPECT_EQ(p[1].action, Action::kStart);
+  EXPECT_EQ(p[2].action, Action::kSkip);  // the task's own baseline is wrong: done, and failed
+  EXPECT_EQ(p[3].action, Action::kStart);
+}
+
+TEST(BenchTable, TasksNotRunAreMarkedAndLeftOutOfEveryAggregate) {
+  store::RunRow nogpu;
+  nogpu.id = 1;
+  nogpu.task = "nogpu";
+  nogpu.status = store::RunStatus::kFailed;
+  nogpu.stop_reason = "baseline_failed";
+  nogpu.baseline_json = R"({"outcome":"infra_error","message":"no usable GPU"})";
+  TaskResult r = task_result(nogpu, {}, {});
+  EXPECT_TRUE(r.not_run);
+  EXPECT_EQ(r.status, "not run");
+  BenchTable t;
+  t.key = RunKey{"eoh", "m", false};
+  t.tasks = {r};
+  t.agg = aggregate(t.tasks);
+  EXPECT_EQ(t.agg.tasks, 0);
+  EXPECT_EQ(t.agg.not_run, 1);
+  std::string md = markdown(t);
+  EXPECT_EQ(md.find("0.000x"), std::string::npos) << md;
+  EXPECT_NE(md.find("not run"), std::string::npos) << md;
+  EXPECT_NE(md.find("NOT RUN"), std::string::npos) << md;
+  auto j = t.to_json();
+  EXPECT_TRUE(j["aggregates"]["median_speedup"].is_null());
+  EXPECT_EQ(j["aggregates"]["not_run"], 1);
+  // Next to a solved task, the unrun one does not dilute fast_p or the "_all" figures.
+  TaskResult solved;
+  solved.task = "ok";
+  solved.status = "finished";
+  solved.speedup = 2.0;
+  auto a = aggregate({r, solved});
+  EXPECT_EQ(a.tasks, 1);
+  EXPECT_DOUBLE_EQ(a.fast_1, 1.0);
+  EXPECT_DOUBLE_EQ(a.median_all, 2.0);
+}
+
 TEST(SuiteRunner, RunsEveryTaskResumesAndSkips) {
   using namespace evolve::testing;
   Harness h(improving_kernels());

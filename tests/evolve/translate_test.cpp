@@ -256,6 +256,57 @@ RunResult kevo_run(std::vector<std::string> args, const fs::path& home) {
   return r ? *r : RunResult{};
 }
 
+// Issue 17: a checker that cannot run kernels (no usable GPU) is not the model's problem.
+class NoGpuEvaluator : public CandidateEvaluator {
+ public:
+  Verdict evaluate_baseline(const Task&, const EvalOptions&) override { return no_gpu(); }
+  Verdict evaluate(const Task&, const std::filesystem::path&, const EvalOptions&) override { return no_gpu(); }
+  static Verdict no_gpu() {
+    Verdict v;
+    v.outcome = Outcome::InfraError;
+    v.reason = "no_gpu";
+    v.message = "no usable GPU: cudaGetDeviceCount failed";
+    return v;
+  }
+};
+
+TEST(Translate, AnInfrastructureVerdictStopsAtOnceAndIsNeverSentToTheModel) {
+  TranslateHarness t([](const std::string&, int n) { return scripted({"pass"}, n); });
+  NoGpuEvaluator nogpu;
+  TranslateOptions o;
+  o.rounds = 4;
+  auto r = translate(t.task, nogpu, *t.h.db, t.h.client.get(), t.h.cancel, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->status, TranslateStatus::kInfraFailed);
+  EXPECT_TRUE(contains(r->message, "no usable GPU")) << r->message;
+  EXPECT_EQ(r->attempts.size(), 1u);
+  auto prompts = t.h.server.prompts();
+  ASSERT_EQ(prompts.size(), 1u);  // no second round paid for
+  for (const auto& p : prompts) EXPECT_FALSE(contains(p, "no usable GPU"));
+  auto run = t.h.db->get_run(r->run_id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, store::RunStatus::kFailed);
+  EXPECT_EQ(run->stop_reason, "infra_error");
+  EXPECT_FALSE(t.task.has_baseline());
+}
+
+TEST(Translate, ATranslateRunCannotBeResumedAndItsRecordIsKept) {
+  TranslateHarness t([](const std::string&, int n) { return scripted({"incorrect wrong"}, n); });
+  auto r = t.run(1);
+  ASSERT_TRUE(r) << r.error().message;
+  auto before = t.h.db->get_run(r->run_id);
+  ASSERT_TRUE(before);
+  Engine e(t.task, t.h.evaluator, *t.h.db, t.h.client.get(), nullptr, t.h.cancel);
+  auto resumed = e.resume(r->run_id, t.h.options("kevo-default", 2));
+  ASSERT_FALSE(resumed);
+  EXPECT_TRUE(contains(resumed.error().message, "translate")) << resumed.error().message;
+  auto after = t.h.db->get_run(r->run_id);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->stop_reason, before->stop_reason);
+  EXPECT_EQ(after->note, before->note);
+  EXPECT_EQ(after->status, before->status);
+}
+
 TEST(TranslateCli, TranslateThenExportTorchWritesTheExtension) {
   if (!fs::exists(kKevo)) GTEST_SKIP() << "no kevo binary at " << kKevo;
   PromptServer server([](const std::string&, int n) { return scripted({"compile_error boom", "pass"}, n); });

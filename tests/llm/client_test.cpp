@@ -2,6 +2,7 @@
 // accounting, the cache, and that the key never leaks.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <future>
@@ -668,6 +669,128 @@ TEST(Secrets, MissingKeyNamesTheVariableAndTheFix) {
   ASSERT_FALSE(c);
   EXPECT_EQ(error_kind(c.error()), ErrorKind::kFatal);
   EXPECT_NE(c.error().message.find("ANTHROPIC_API_KEY"), std::string::npos) << c.error().message;
+}
+
+
+// ---- issue 17: answers bounded in size, usage never free ---------------------------------------
+
+// A server that answers 200 with a body of `total` bytes, written in 64 KiB pieces as fast as the
+// client reads, never holding more than one piece: the size of a broken proxy's or a hostile
+// server's answer, without the test holding it.
+class FloodServer {
+ public:
+  explicit FloodServer(size_t total) : total_(total) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t n = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
+    port_ = ntohs(a.sin_port);
+    ::listen(fd_, 4);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FloodServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  int connections() const { return connections_; }
+  size_t sent() const { return sent_; }
+
+ private:
+  void serve() {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      ++connections_;
+      char buf[65536];
+      (void)::recv(c, buf, sizeof buf, 0);  // the request (small)
+      std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(total_) + "\r\n\r\n{\"choices\":[{\"message\":{\"content\":\"";
+      std::string piece(65536, 'a');
+      bool ok = ::send(c, head.data(), head.size(), MSG_NOSIGNAL) > 0;
+      for (size_t left = total_ - head.size(); ok && left > 0;) {
+        size_t n = std::min(left, piece.size());
+        ssize_t w = ::send(c, piece.data(), n, MSG_NOSIGNAL);
+        if (w <= 0) break;
+        left -= static_cast<size_t>(w);
+        sent_ += static_cast<size_t>(w);
+      }
+      ::close(c);
+    }
+  }
+  size_t total_;
+  int fd_ = -1, port_ = 0;
+  std::atomic<int> connections_{0};
+  std::atomic<size_t> sent_{0};
+  std::thread thread_;
+};
+
+long max_rss_kib() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+TEST(Limits, AHugeAnswerIsCutOffWithBoundedMemoryAndNotRetried) {
+  FloodServer srv(size_t{300} << 20);  // 300 MiB
+  LlmConfig cfg = test_config(srv.base_url());
+  cfg.timeout_s = 60;
+  Fixture f(cfg);
+  const long before = max_rss_kib();
+  auto r = f.ask();
+  const long grew_mib = (max_rss_kib() - before) / 1024;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(error_kind(r.error()), ErrorKind::kFatal) << r.error().message;
+  EXPECT_NE(r.error().message.find("max_response_bytes"), std::string::npos) << r.error().message;
+  EXPECT_EQ(srv.connections(), 1);       // not retried: each try could be billed
+  EXPECT_LT(srv.sent(), size_t{64} << 20);  // the transfer was stopped, not read to the end
+  EXPECT_LT(grew_mib, 64);                 // the cap is 4 MiB
+  EXPECT_EQ(f.ctx->budget->totals().calls, 0);
+}
+
+TEST(Limits, TheSizeCapIsConfigurable) {
+  auto cfg = parse_config("max_response_bytes = 2048\n");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->max_response_bytes, 2048);
+  EXPECT_FALSE(parse_config("max_response_bytes = 10\n"));
+  ScriptServer srv;
+  srv.set_fallback({200, openai_ok(std::string(5000, 'x'))});
+  LlmConfig c = test_config(srv.base_url());
+  c.max_response_bytes = 2048;
+  Fixture f(c);
+  auto r = f.ask();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(error_kind(r.error()), ErrorKind::kFatal);
+  EXPECT_EQ(srv.count(), 1u);
+}
+
+TEST(Limits, AnAnswerWithoutUsageIsEstimatedAndCountsAgainstTheBudget) {
+  ScriptServer srv;
+  std::string text(4000, 'k');  // ~1000 tokens at 4 bytes a token
+  nlohmann::json no_usage = {{"id", "x"},
+                             {"choices", {{{"index", 0},
+                                           {"message", {{"role", "assistant"}, {"content", text}}},
+                                           {"finish_reason", "stop"}}}}};
+  srv.set_fallback({200, no_usage.dump()});
+  LlmConfig cfg = test_config(srv.base_url());
+  cfg.budget.max_tokens = 1000;  // the answer alone is ~1000 tokens
+  testing::LogCapture log;
+  Fixture f(cfg);
+  auto r = f.ask();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->usage_estimated);
+  EXPECT_EQ(r->usage.output_tokens, 1000);
+  EXPECT_GT(r->usage.input_tokens, 0);
+  EXPECT_GT(r->cost_usd, 0);
+  EXPECT_NE(log.text().find("reported no token usage"), std::string::npos) << log.text();
+  auto second = f.ask();  // the estimate spent the token budget: no free calls
+  ASSERT_FALSE(second);
+  EXPECT_EQ(error_kind(second.error()), ErrorKind::kBudget) << second.error().message;
+  EXPECT_EQ(srv.count(), 1u);
 }
 
 }  // namespace

@@ -158,6 +158,10 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (a.resume) {
     auto row = db.get_run(a.resume);
     if (!row) return row.unexpected();
+    if (row->strategy == "translate")
+      return fail("run {} is a `kevo translate` run, not an evolution run: it cannot be resumed (its record is "
+                  "kept as it is); start one with `kevo evolve {}`",
+                  row->id, row->task);
     auto o = evolve::options_of_run(*row);
     if (!o) return o.unexpected();
     opts = *o;
@@ -192,6 +196,8 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
 Result<std::unique_ptr<evolve::JsonlEventSink>> events_of(const EvolveArgs& a) {
   if (a.events.empty()) return std::unique_ptr<evolve::JsonlEventSink>();
   if (a.events.size() == 2 && a.events[0] != "jsonl") return fail("--events: only the jsonl format exists");
+  // `--events jsonl` alone would write a file named "jsonl".
+  if (a.events.size() == 1 && a.events[0] == "jsonl") return fail("--events jsonl needs a FILE: --events jsonl FILE");
   return evolve::JsonlEventSink::open(a.events.back());
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <deque>
 #include <filesystem>
@@ -13,9 +14,11 @@
 
 namespace kevo::test {
 
-// A fresh, empty folder named PREFIX-XXXXXX, removed with its contents at destruction.
+// A fresh, empty folder named PREFIX-XXXXXX, removed with its contents at destruction by the
+// process that made it (a forked child that exits does not take its parent's folder along).
 struct TempDir {
   std::filesystem::path path;
+  pid_t owner = ::getpid();
   explicit TempDir(const std::string& prefix = "kevo-test") {
     std::string t = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
     if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp " + t);  // a test edge: fails the test
@@ -23,7 +26,7 @@ struct TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
+    if (!path.empty() && ::getpid() == owner) std::filesystem::remove_all(path, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -42,10 +42,13 @@ TEST(HostFiles, IncludesOfHostFilesAreRefusedBeforeTheCompiler) {
   TempDir t;
   const std::string env = write_dotenv(t).string();
   const std::string body = "\nKEVO_EXPORT int kevo_forward(const kevo_args* a) { return 0; }\n";
-  for (std::string head : {"#include \"/etc/passwd\"", "#include \"" + env + "\"", "#include <" + env + ">",
-                           "#include <../../../../../../etc/passwd>", "#define F \"" + env + "\"\n#include F",
-                           "asm(\".incbin \\\"" + env + "\\\"\");", "#embed \"" + env + "\"",
-                           "#pragma GCC dependency \"" + env + "\"", "#line 1 \"" + env + "\""}) {
+  const std::vector<std::string> heads = {
+      "#include \"/etc/passwd\"",           "#include \"" + env + "\"",
+      "#include <" + env + ">",              "#include <../../../../../../etc/passwd>",
+      "#define F \"" + env + "\"\n#include F", "asm(\".incbin \\\"" + env + "\\\"\");",
+      "#embed \"" + env + "\"",              "#pragma GCC dependency \"" + env + "\"",
+      "#line 1 \"" + env + "\""};
+  for (const std::string& head : heads) {
     std::string src = "#include <kevo/kernel.h>\n" + head + body;
     auto r = compile_cuda_shared(src, "candidate.cu", unreachable_compiler(t));
     ASSERT_TRUE(r) << head << ": " << r.error().message;

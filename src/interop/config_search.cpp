@@ -63,6 +63,16 @@ std::vector<Dims> tries_for(const Variant& v, const std::vector<std::string>& si
   return out;
 }
 
+// A config where some tensor has a zero-sized axis, or where the forward does no work (a pooling
+// window larger than its input), is no test of a kernel.
+bool empty_tensor(const ConfigProbe& p) {
+  for (const auto& s : p.slots)
+    for (int64_t e : s.shape)
+      if (e <= 0) return true;
+  return p.flops && p.flops->contains("total") && (*p.flops)["total"].is_number() &&
+         (*p.flops)["total"].get<double>() <= 0;
+}
+
 std::vector<Variant> variants(const std::vector<std::string>& sizes) {
   return {
       {"ragged", false, [](const std::string&, int64_t x) { return x + 7; }, true},
@@ -106,9 +116,9 @@ std::vector<FoundConfig> search_configs(const std::vector<std::string>& sizes, c
       if (!seen.insert(d).second) continue;
       ++tried;
       auto p = validate(d);
-      if (p && !same_structure(p->slots, main.probe.slots)) {
+      if (p && !same_structure(p->slots, main.probe.slots))
         p = Result<ConfigProbe>(Unexpected{Error{"it changes the number or rank of tensors"}});
-      }
+      if (p && empty_tensor(*p)) p = Result<ConfigProbe>(Unexpected{Error{"a tensor or an operation would be empty"}});
       if (!p) {
         if (first_error.empty()) first_error = p.error().message.substr(0, p.error().message.find('\n'));
         continue;

@@ -81,6 +81,29 @@ std::string task_name_from(const std::string& stem) {
   return out.empty() ? "imported" : out;
 }
 
+Result<std::vector<fs::path>> kernelbench_files(const std::vector<std::string>& args) {
+  std::vector<fs::path> out;
+  for (const auto& a : args) {
+    std::error_code ec;
+    if (fs::is_regular_file(a, ec)) {
+      out.emplace_back(a);
+      continue;
+    }
+    if (!fs::is_directory(a, ec)) return fail("{}: no such file or folder", a);
+    std::vector<fs::path> level;
+    for (const auto& e : fs::directory_iterator(a, ec))
+      if (e.path().extension() == ".py" && e.is_regular_file(ec)) level.push_back(e.path());
+    if (ec) return fail("{}: cannot list: {}", a, ec.message());
+    auto num = [](const fs::path& p) { return std::atol(p.filename().string().c_str()); };
+    std::sort(level.begin(), level.end(), [&](const fs::path& x, const fs::path& y) {
+      return num(x) != num(y) ? num(x) < num(y) : x.filename() < y.filename();
+    });
+    if (level.empty()) return fail("{}: holds no .py problem files", a);
+    out.insert(out.end(), level.begin(), level.end());
+  }
+  return out;
+}
+
 Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, const ImportOptions& o) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return fail("{}: no such file", file.string());

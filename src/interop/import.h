@@ -1,12 +1,10 @@
 // Turning PyTorch problem files into kevo tasks (docs/INTEROP.md):
 //   * KernelBench files: `class Model(nn.Module)`, `get_inputs()`, `get_init_inputs()`, sizes as
-//     top-level integer assignments (`batch_size = 16`);
+//     top-level names bound to integers however written (`N = 2048 * 2`, tuples);
 //   * EvoEngineer / AI CUDA Engineer records: original module, functional module and a CUDA
 //     PyTorch extension.
-// The task's dims are the sizes that change a tensor shape (found by probing the bridge with each
-// size perturbed); shapes are linear expressions of them, or derived dims measured per config
-// where they are not (a strided conv's output size). Configs: the original sizes (main), non-aligned
-// variants, a small one and held-out ones, each validated by the bridge.
+// The analysis is import_probe.h (shapes only, nothing materialized at full size), the configs
+// config_search.h, the FLOPs flops.h, the text import_toml.h.
 #pragma once
 
 #include <filesystem>
@@ -22,7 +20,7 @@ struct ImportOptions {
   std::filesystem::path out_dir;  // the task is written to out_dir/<name>
   std::string name;               // empty: from the file (or record) name
   std::string category;           // empty: guessed from the name and source
-  std::string flops;              // empty: a conservative estimate (flagged in task.toml)
+  std::string flops;              // empty: derived from the module's ops (else a flagged lower bound)
   bool overwrite = false;
   uint64_t seed = 0;
 };
@@ -43,6 +41,11 @@ struct EvoRecord {
 
 // "19_ReLU.py" -> "19_relu": lower case, [a-z0-9_] only.
 std::string task_name_from(const std::string& stem);
+
+// The problem files named by `args`: files as given, folders (a KernelBench level) as their *.py
+// files ordered by the problem number that starts their name. An error names a path that is
+// neither.
+Result<std::vector<std::filesystem::path>> kernelbench_files(const std::vector<std::string>& args);
 
 Result<ImportedTask> import_kernelbench(TorchBridge& bridge, const std::filesystem::path& file,
                                         const ImportOptions& opts);

@@ -17,10 +17,20 @@ struct Ctx {
   uint64_t seed;
 };
 
+// The overrides a load needs for `dims`: tied sizes follow their dim.
+Dims overrides_for(const Dims& dims, const std::map<std::string, std::vector<std::string>>& tied) {
+  Dims out = dims;
+  for (const auto& [lead, followers] : tied)
+    if (auto it = dims.find(lead); it != dims.end())
+      for (const auto& f : followers) out[f] = it->second;
+  return out;
+}
+
 // A shapes-only load at `dims` with its description and FLOP count (the count is optional: an
 // op the counter cannot follow costs the FLOP expression only).
-Result<ConfigProbe> probe_at(const Ctx& c, const Dims& dims) {
-  if (auto s = c.b.load(c.file, dims, c.seed, true); !s) return Unexpected{relabel(s.error(), c.file, c.where)};
+Result<ConfigProbe> probe_at(const Ctx& c, const Dims& dims, const std::map<std::string, std::vector<std::string>>& tied = {}) {
+  if (auto s = c.b.load(c.file, overrides_for(dims, tied), c.seed, true); !s)
+    return Unexpected{relabel(s.error(), c.file, c.where)};
   auto d = c.b.describe(false);
   if (!d) return Unexpected{relabel(d.error(), c.file, c.where)};
   ConfigProbe p{slots_of(*d), std::nullopt};
@@ -46,8 +56,31 @@ SizeEffect effect_of(const std::vector<Slot>& base, const std::vector<Slot>& mov
   return input_side ? SizeEffect::Dim : SizeEffect::OutputsOnly;
 }
 
+// Sizes rejected one at a time may be accepted together when they are equal: moved as one.
+void tie_equal_sizes(const Ctx& c, ProblemShape& p, const std::vector<std::pair<std::string, int64_t>>& rejected) {
+  std::set<std::string> done;
+  for (size_t i = 0; i < rejected.size(); ++i) {
+    const auto& [lead, v] = rejected[i];
+    if (done.count(lead)) continue;
+    std::vector<std::string> followers;
+    for (size_t j = i + 1; j < rejected.size(); ++j)
+      if (rejected[j].second == v && !done.count(rejected[j].first)) followers.push_back(rejected[j].first);
+    if (followers.empty()) continue;
+    std::map<std::string, std::vector<std::string>> tie{{lead, followers}};
+    auto probe = probe_at(c, {{lead, v + 7}}, tie);
+    if (!probe || effect_of(p.base_slots, probe->slots, 7) != SizeEffect::Dim) continue;
+    p.sizes.push_back(lead);
+    p.base_dims[lead] = v;
+    p.probes[lead] = {7, std::move(*probe)};
+    p.tied[lead] = followers;
+    done.insert(followers.begin(), followers.end());
+    p.notes.push_back(fmt::format("'{}' varies with '{}': the module accepts them only when equal", fmt::join(followers, "', '"), lead));
+  }
+}
+
 // 1. Which sizes are dims: those whose change moves an input or weight shape, all in one direction.
 Status find_sizes(const Ctx& c, ProblemShape& p) {
+  std::vector<std::pair<std::string, int64_t>> rejected;
   for (const auto& [g, v] : p.base.globals) {
     SizeEffect e = SizeEffect::Rejected;
     for (int64_t delta : {int64_t{7}, v}) {
@@ -61,6 +94,7 @@ Status find_sizes(const Ctx& c, ProblemShape& p) {
       }
       break;
     }
+    if (e == SizeEffect::Rejected) rejected.push_back({g, v});
     const char* why = nullptr;
     switch (e) {
       case SizeEffect::Dim: case SizeEffect::NoShape: break;
@@ -71,12 +105,26 @@ Status find_sizes(const Ctx& c, ProblemShape& p) {
     }
     if (why) p.notes.push_back(fmt::format("'{}' kept at {}: {}", g, v, why));
   }
+  tie_equal_sizes(c, p, rejected);
   if (p.sizes.empty())
     return fail("{}: no size to vary: kevo varies shapes through top-level sizes (like 'batch_size = 16', "
                 "'N = 2048 * 2' or 'depth, height, width = 16, 32, 32') used by get_inputs()/"
                 "get_init_inputs(); found none that changes an input shape",
                 c.where);
   return {};
+}
+
+// Tied sizes become dims of their own, equal to their lead in every config, so that whoever loads
+// the reference with the task's size dims (the oracle, PyTorch timing) sets them all.
+void add_tied_sizes(ProblemShape& p) {
+  for (const auto& [lead, followers] : p.tied) {
+    auto at = std::find(p.sizes.begin(), p.sizes.end(), lead);
+    p.sizes.insert(at + 1, followers.begin(), followers.end());
+    for (const auto& f : followers) {
+      p.base_dims[f] = p.base_dims.at(lead);
+      for (auto& cf : p.configs) cf.dims[f] = cf.dims.at(lead);
+    }
+  }
 }
 
 // 2. Every shape entry linear in the sizes where the probes and all configs agree; else derived.
@@ -136,7 +184,7 @@ void sample_stats(const Ctx& c, ProblemShape& p) {
   for (const FoundConfig* cf : order) {
     Dims sizes;
     for (const auto& g : p.sizes) sizes[g] = cf->dims.at(g);
-    if (!c.b.load(c.file, sizes, c.seed, false)) continue;
+    if (!c.b.load(c.file, overrides_for(sizes, p.tied), c.seed, false)) continue;
     auto d = c.b.describe(true);
     if (!d || !same_structure(slots_of(*d), p.base_slots)) continue;
     for (size_t i = 0; i < p.base.args.size() && i < d->args.size(); ++i) p.base.args[i].tensor.stats = d->args[i].tensor.stats;
@@ -213,7 +261,7 @@ Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const
   if (auto r = b.request({{"op", "count_flops"}}); r) main.flops = *r;
   KEVO_TRY(find_sizes(c, p));
   FoundConfig main_cfg{"main", p.base_dims, false, main};
-  p.configs = search_configs(p.sizes, main_cfg, [&](const Dims& d) { return probe_at(c, d); }, p.notes);
+  p.configs = search_configs(p.sizes, main_cfg, [&](const Dims& d) { return probe_at(c, d, p.tied); }, p.notes);
   int visible = 0, held = 0;
   for (const auto& cf : p.configs) (cf.held_out ? held : visible)++;
   if (visible < 3 || held < 1) {
@@ -222,6 +270,7 @@ Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const
     return fail("{}: could not derive 3 visible and 1 held-out configuration (got {} and {}){}", where, visible,
                 held, why);
   }
+  add_tied_sizes(p);
   fit_shapes(p);
   bool unaligned = false;
   for (const auto& cf : p.configs)

@@ -23,6 +23,9 @@ struct ProblemShape {
   Description base;  // at the original sizes; tensors carry statistics when sampled
   std::vector<Slot> base_slots;
   std::vector<std::string> sizes;  // the sizes that are dims, file order
+  // Sizes that the module accepts only when equal (a loss whose predictions [B, N] broadcast
+  // against targets [B] needs N == B): the first is the dim, the others follow it.
+  std::map<std::string, std::vector<std::string>> tied;
   Dims base_dims;
   std::map<std::string, std::pair<int64_t, ConfigProbe>> probes;  // size -> (delta, probe)
   std::vector<FoundConfig> configs;                               // main first
@@ -36,7 +39,7 @@ struct ProblemShape {
 
 // Bytes the inputs and weights of the main config may take before statistics are sampled at a
 // smaller config instead (materializing them is what a shapes-only import avoids).
-constexpr double kStatsBytesLimit = 512.0 * 1024 * 1024;
+constexpr double kStatsBytesLimit = 64.0 * 1024 * 1024;
 
 // `where` names the file in errors.
 Result<ProblemShape> analyze_problem(TorchBridge& b, const std::filesystem::path& file,

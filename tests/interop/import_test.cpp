@@ -3,9 +3,15 @@
 // inputs fail naming the file and the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
+
 #include <fstream>
 
+#include "interop/config_search.h"
 #include "interop/import.h"
+#include "interop/shape_fit.h"
+#include "task/expr.h"
 #include "interop/oracle.h"
 #include "task/tensor.h"
 #include "interop/task_compat.h"
@@ -75,7 +81,8 @@ TEST(Import, KernelBenchSoftmax) {
   auto toml = read_file(task->dir / "task.toml");
   EXPECT_NE(toml->find("oracle = \"torch\""), std::string::npos);
   EXPECT_NE(toml->find("torch_reference = \"reference.py\""), std::string::npos);
-  EXPECT_NE(toml->find("flops: NOT DERIVED"), std::string::npos);
+  EXPECT_NE(toml->find("flops: derived"), std::string::npos) << *toml;
+  EXPECT_EQ(*task->flops(task->main()), 5.0 * 16 * 16384);  // softmax: 5 per element
   bool ragged = false;
   for (const auto& c : task->configs) ragged |= c.dims.at("dim") % 32 != 0;
   EXPECT_TRUE(ragged);
@@ -127,11 +134,19 @@ TEST(Import, NonLinearSizesBecomeDerivedDims) {
   EXPECT_EQ(out[2], "out_d2");
   EXPECT_EQ(out[3], "out_d3");
   EXPECT_EQ(task->main().dims.at("out_d2"), 31);
+  // The stride changes only the output's shape: a constant of the task, not a dim.
+  EXPECT_EQ(std::count(task->dims.begin(), task->dims.end(), "stride"), 0);
   for (const auto& c : task->configs) {
     // measured values agree with the conv formula at every config
-    int64_t h = c.dims.at("height"), k = c.dims.at("kernel_size"), s = c.dims.at("stride");
+    int64_t h = c.dims.at("height"), k = c.dims.at("kernel_size"), s = 2;
     EXPECT_EQ(c.dims.at("out_d2"), (h - k) / s + 1) << c.name;
   }
+  // FLOPs: the conv's multiply-adds (2 per MAC) and more, derived and equal to the counter.
+  auto toml = read_file(task->dir / "task.toml");
+  EXPECT_NE(toml->find("flops: derived"), std::string::npos) << *toml;
+  auto f = task->flops(task->main());
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_GE(*f, 2.0 * 8 * 16 * 31 * 31 * 3 * 3 * 3);
   const TensorSpec* cw = find(task->inputs, "conv_weight");
   ASSERT_NE(cw, nullptr);
   EXPECT_EQ(cw->shape, (std::vector<std::string>{"out_channels", "in_channels", "kernel_size", "kernel_size"}));
@@ -207,7 +222,6 @@ TEST(Import, MalformedKernelBenchFilesFailNamingTheFile) {
                         Case{"malformed/syntax_error.py", "SyntaxError"},
                         Case{"malformed/raises.py", "kevo-test: get_inputs is broken on purpose"},
                         Case{"malformed/float64.py", "float64 has no kevo equivalent"},
-                        Case{"malformed/tensor_attribute.py", "neither a parameter nor a registered buffer"},
                         Case{"malformed/returns_dict.py", "forward returned dict"}}) {
     ImportOptions o;
     o.out_dir = tmp.path;
@@ -221,6 +235,177 @@ TEST(Import, MalformedKernelBenchFilesFailNamingTheFile) {
   // Nothing half-written is left behind.
   for (const auto& e : fs::directory_iterator(tmp.path))
     EXPECT_EQ(e.path().filename().string().find(".importing"), std::string::npos) << e.path();
+}
+
+fs::path write_problem(const fs::path& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+// Imports a problem written inline; the task loaded back.
+Result<Task> import_inline(TorchBridge* b, const fs::path& dir, const std::string& name, const std::string& text,
+                           ImportedTask* info = nullptr) {
+  ImportOptions o;
+  o.out_dir = dir / "out";
+  auto t = import_kernelbench(*b, write_problem(dir, name, text), o);
+  if (!t) return t.unexpected();
+  if (info) *info = *t;
+  return load_task_with_torch(t->dir);
+}
+
+TEST(Import, SizesWrittenAsExpressionsAndTuples) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_inline(b, tmp.path, "mm.py",
+                            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                            "    def forward(self, A, B):\n        return torch.matmul(A, B)\n\n"
+                            "M = 64 * 2\nK, N = 96, 40 + 40\n\n"
+                            "def get_inputs():\n    return [torch.rand(M, K), torch.rand(K, N)]\n\n"
+                            "def get_init_inputs():\n    return []\n");
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->dims, (std::vector<std::string>{"M", "K", "N"}));
+  EXPECT_EQ(task->main().dims.at("M"), 128);
+  EXPECT_EQ(task->main().dims.at("N"), 80);
+  EXPECT_EQ(task->outputs[0].shape, (std::vector<std::string>{"M", "N"}));
+  for (const auto& c : task->configs) {  // 2*M*K*N, derived from the counted matmul
+    auto f = task->flops(c);
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(*f, 2.0 * c.dims.at("M") * c.dims.at("K") * c.dims.at("N")) << c.name;
+  }
+}
+
+TEST(Import, ChainedAssignmentsAndTupleElements) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_inline(b, tmp.path, "ew.py",
+                            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                            "    def forward(self, x):\n        return torch.relu(x)\n\n"
+                            "batch_size = 16\ninput_shape = (24,)\nheight = width = 40\n\n"
+                            "def get_inputs():\n    return [torch.rand(batch_size, *input_shape, height, width)]\n\n"
+                            "def get_init_inputs():\n    return []\n");
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->dims, (std::vector<std::string>{"batch_size", "input_shape_0", "height", "width"}));
+  EXPECT_EQ(task->inputs[0].shape, (std::vector<std::string>{"batch_size", "input_shape_0", "height", "width"}));
+  EXPECT_EQ(task->main().dims.at("width"), 40);
+}
+
+TEST(Import, ConfigsRespectTheModulesConstraints) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_inline(b, tmp.path, "gn.py",
+                            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                            "    def __init__(self, channels, groups):\n        super().__init__()\n"
+                            "        self.gn = nn.GroupNorm(groups, channels)\n\n"
+                            "    def forward(self, x):\n        return self.gn(x)\n\n"
+                            "batch_size = 8\nchannels = 64\ngroups = 16\nhw = 32\n\n"
+                            "def get_inputs():\n    return [torch.randn(batch_size, channels, hw, hw)]\n\n"
+                            "def get_init_inputs():\n    return [channels, groups]\n");
+  ASSERT_TRUE(task) << task.error().message;
+  int visible = 0, held = 0;
+  bool unaligned = false;
+  for (const auto& c : task->configs) {
+    (c.held_out ? held : visible)++;
+    EXPECT_EQ(c.dims.at("channels") % 16, 0) << c.name << ": GroupNorm needs channels divisible by its groups";
+    for (const auto& [d, v] : c.dims) unaligned |= v % 32 != 0;
+  }
+  EXPECT_GE(visible, 3);
+  EXPECT_GE(held, 1);
+  EXPECT_TRUE(unaligned);
+}
+
+TEST(Import, TensorAttributeBecomesAWeight) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  auto task = import_inline(b, tmp.path, "h0.py",
+                            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                            "    def __init__(self, n):\n        super().__init__()\n        self.h0 = torch.randn(n)\n\n"
+                            "    def forward(self, x):\n        return x + self.h0\n\n"
+                            "batch_size = 4\nn = 40\n\n"
+                            "def get_inputs():\n    return [torch.randn(batch_size, n)]\n\n"
+                            "def get_init_inputs():\n    return [n]\n");
+  ASSERT_TRUE(task) << task.error().message;
+  const TensorSpec* h0 = find(task->inputs, "h0");
+  ASSERT_NE(h0, nullptr);
+  EXPECT_EQ(h0->role, Role::Weight);
+  EXPECT_EQ(h0->shape, (std::vector<std::string>{"n"}));
+  EXPECT_NE(read_file(task->dir / "torch.json")->find("\"kind\": \"attribute\""), std::string::npos);
+  // The oracle sets it like any weight: the output is x + h0 for kevo's values.
+  auto oracle = TorchOracle::create(*b, *task, task->dir / "reference.py");
+  ASSERT_TRUE(oracle) << oracle.error().message;
+  const Config& c = task->configs[1];
+  auto inputs = generate_inputs(*task, c, 3, false);
+  ASSERT_TRUE(inputs) << inputs.error().message;
+  auto outs = oracle->outputs(c, *inputs);
+  ASSERT_TRUE(outs) << outs.error().message;
+  const HostTensor *x = nullptr, *w = nullptr;
+  for (const auto& t : *inputs) (t.name == "x" ? x : w) = &t;
+  ASSERT_TRUE(x && w);
+  int64_t n = c.dims.at("n");
+  for (int64_t i = 0; i < (*outs)[0].numel(); ++i)
+    EXPECT_FLOAT_EQ((*outs)[0].at(static_cast<size_t>(i)), x->at(static_cast<size_t>(i)) + w->at(static_cast<size_t>(i % n)));
+}
+
+TEST(Import, MissingPackageOrNewerTorchIsOneLineReason) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  const std::string body = "\nclass Model(nn.Module):\n    def forward(self, x):\n        return {}\n\n"
+                           "n = 40\n\ndef get_inputs():\n    return [torch.randn(n, n)]\n\n"
+                           "def get_init_inputs():\n    return []\n";
+  auto pkg = import_inline(b, tmp.path, "pkg.py",
+                           "import torch\nimport torch.nn as nn\nimport kevo_no_such_package\n" +
+                               fmt::format(fmt::runtime(body), "x"));
+  ASSERT_FALSE(pkg);
+  std::string m = pkg.error().message;
+  EXPECT_NE(m.find("pkg.py: needs the Python package 'kevo_no_such_package'"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  auto newer = import_inline(b, tmp.path, "newer.py",
+                             "import torch\nimport torch.nn as nn\n" +
+                                 fmt::format(fmt::runtime(body), "torch.nn.functional.kevo_future_op(x)"));
+  ASSERT_FALSE(newer);
+  m = newer.error().message;
+  EXPECT_NE(m.find("needs a newer torch: torch.nn.functional.kevo_future_op does not exist in torch"),
+            std::string::npos) << m;
+}
+
+TEST(Import, FoldersExpandToTheirProblemsInNumberOrder) {
+  TempDir tmp;
+  for (const char* f : {"10_b.py", "2_a.py", "1_c.py", "notes.txt"}) std::ofstream(tmp.path / f) << "\n";
+  auto files = kernelbench_files({tmp.path.string()});
+  ASSERT_TRUE(files) << files.error().message;
+  ASSERT_EQ(files->size(), 3u);
+  EXPECT_EQ((*files)[0].filename(), "1_c.py");
+  EXPECT_EQ((*files)[1].filename(), "2_a.py");
+  EXPECT_EQ((*files)[2].filename(), "10_b.py");
+  auto one = kernelbench_files({(tmp.path / "notes.txt").string()});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->size(), 1u);
+  auto none = kernelbench_files({(tmp.path / "missing").string()});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no such file or folder"), std::string::npos);
+}
+
+TEST(ShapeFit, StridedOutputIsFloorLinear) {
+  // (h - 3) / 2 + 1 for a 3-wide window with stride 2: fitted from h=64 and a probe h+7.
+  Dims base{{"h", 64}};
+  AxisSamples s;
+  s.base = 31;
+  s.probes["h"] = {7, 35};
+  Dims c1{{"h", 50}}, c2{{"h", 33}};
+  auto lin = fit_axis(s, base, {{&c1, 24}, {&c2, 16}}, 1);
+  EXPECT_FALSE(lin) << "not linear";
+  auto a = fit_axis(s, base, {{&c1, 24}, {&c2, 16}}, 8);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->divisor, 2);
+  for (int64_t h : {20, 33, 64, 101}) EXPECT_EQ(eval_axis(*a, {{"h", h}}), (h - 3) / 2 + 1) << h;
+  std::string e = axis_expr(*a, {"h"});
+  EXPECT_EQ(e.rfind("ceil_div(", 0), 0u) << e;
+  EXPECT_EQ(eval_int_expr(e, {{"h", 101}}).value(), 50) << e;
+}
+
+TEST(ShapeFit, DivisorsAscending) {
+  EXPECT_EQ(divisors_of(12), (std::vector<int64_t>{2, 3, 4, 6, 12}));
+  EXPECT_EQ(divisors_of(7), (std::vector<int64_t>{7}));
+  EXPECT_TRUE(divisors_of(1).empty());
 }
 
 TEST(Import, HardCodedSizesAreRejected) {

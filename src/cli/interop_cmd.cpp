@@ -1,5 +1,6 @@
-// `kevo import kernelbench FILE... --out DIR`, `kevo import evoengineer FILE.json --out DIR` and
+// `kevo import kernelbench FILE|DIR... --out DIR`, `kevo import evoengineer FILE.json --out DIR` and
 // `kevo export-torch TASK KERNEL.cu DIR` (docs/INTEROP.md).
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -26,7 +27,7 @@ struct ImportArgs {
 void add_import_options(CLI::App* c, const std::shared_ptr<ImportArgs>& a) {
   c->add_option("--out,-o", a->out, "Directory the task directories are written to")->capture_default_str();
   c->add_option("--category", a->category, "Task category (default: guessed from the name)");
-  c->add_option("--flops", a->flops, "flops expression of the dims (default: a flagged lower bound)");
+  c->add_option("--flops", a->flops, "flops expression of the dims (default: derived from the module's ops)");
   c->add_option("--name", a->name, "Task name (one input only; default: from the file or record)");
   c->add_flag("--force", a->force, "Replace existing task directories");
   c->add_option("--timeout", a->timeout, "Seconds one bridge request may take before the bridge is killed")
@@ -55,10 +56,16 @@ void register_interop(CLI::App& app, int& exit_code) {
       "kernelbench",
       "Import KernelBench problem files (Model, get_inputs, get_init_inputs). Exit codes: 0 all imported,\n"
       "1 some failed, 20 no usable Python/torch.");
-  kbc->add_option("files", kb->files, "KernelBench .py files")->required();
+  kbc->add_option("files", kb->files, "KernelBench .py files or folders (a level: every .py in it)")->required();
   add_import_options(kbc, kb);
   kbc->callback([kb, &exit_code] {
-    if (!kb->name.empty() && kb->files.size() > 1) {
+    auto files = interop::kernelbench_files(kb->files);
+    if (!files) {
+      std::fprintf(stderr, "kevo import kernelbench: %s\n", files.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    if (!kb->name.empty() && files->size() > 1) {
       std::fprintf(stderr, "kevo import kernelbench: --name needs exactly one file\n");
       exit_code = 21;
       return;
@@ -70,7 +77,9 @@ void register_interop(CLI::App& app, int& exit_code) {
       return;
     }
     int failed = 0;
-    for (const auto& f : kb->files) {
+    const size_t n = files->size();
+    for (size_t i = 0; i < n; ++i) {
+      const auto& f = (*files)[i];
       if (!bridge->alive()) {  // a previous file hung or crashed it
         auto again = start_bridge(kb->timeout);
         if (!again) {
@@ -81,14 +90,19 @@ void register_interop(CLI::App& app, int& exit_code) {
         *bridge = std::move(*again);
       }
       interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
+      auto t0 = std::chrono::steady_clock::now();
       auto t = interop::import_kernelbench(*bridge, f, o);
-      if (!t) {
-        std::fprintf(stderr, "kevo import kernelbench: %s\n", t.error().message.c_str());
+      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
+        std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
         ++failed;
         continue;
       }
+      std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
       print_imported(*t);
+      std::fflush(stdout);
     }
+    if (n > 1) std::printf("%zu imported, %d failed\n", n - static_cast<size_t>(failed), failed);
     exit_code = failed ? 1 : 0;
   });
 

@@ -12,9 +12,21 @@
 namespace kevo::cli {
 
 namespace {
-void line(const char* what, bool ok, const std::string& text, const std::string& fix = "") {
+// One row of the table: a multi-line text (a tool's banner, an error with its stderr) is joined
+// with "; " so the table stays a table.
+void line(const char* what, bool ok, std::string text, const std::string& fix = "") {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (size_t p; (p = text.find('\n')) != std::string::npos;) text.replace(p, 1, "; ");
   std::printf("  %-14s %s %s\n", what, ok ? "ok     " : "MISSING", text.c_str());
   if (!ok && !fix.empty()) std::printf("  %-14s         fix: %s\n", "", fix.c_str());
+}
+
+// nvcc's five-line banner as "release 13.0, V13.0.88": its "Cuda compilation tools" line.
+std::string nvcc_release(const std::string& banner) {
+  size_t at = banner.find("release ");
+  if (at == std::string::npos) return banner;
+  size_t end = banner.find('\n', at);
+  return banner.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 }  // namespace
 
@@ -26,7 +38,9 @@ void register_doctor(CLI::App& app, int& exit_code) {
     std::printf("kevo doctor\n");
     bool gpu_ok = false;
     auto nvcc = compiler_version("nvcc");
-    line("nvcc", bool(nvcc), nvcc ? *nvcc : nvcc.error().message,
+    auto nvcc_path = find_program("nvcc");
+    line("nvcc", bool(nvcc),
+         nvcc ? nvcc_release(*nvcc) + (nvcc_path ? " (" + *nvcc_path + ")" : "") : nvcc.error().message,
          "install the CUDA toolkit (12.4+) and put its bin/ on PATH");
     auto runner = find_runner();
     line("kevo-runner", bool(runner), runner ? runner->string() : "not found",

@@ -1,5 +1,6 @@
 // `kevo eval TASK [CANDIDATE.cu]`: the checker on its own.
 #include <cstdio>
+#include <filesystem>
 
 #include "check/evaluator.h"
 #include "cli/commands.h"
@@ -53,6 +54,13 @@ void register_eval(CLI::App& app, int& exit_code) {
     }
     if (!a->baseline && a->candidate.empty()) {
       std::fprintf(stderr, "kevo eval: give a CANDIDATE.cu, or --baseline to check the task's baseline\n");
+      exit_code = 21;
+      return;
+    }
+    // A missing candidate is a bad argument (21), not an infrastructure error a driver would retry.
+    if (std::error_code ec; !a->candidate.empty() && !std::filesystem::is_regular_file(a->candidate, ec)) {
+      std::fprintf(stderr, "kevo eval: %s: no such file (the candidate must be a readable .cu file)\n",
+                   a->candidate.c_str());
       exit_code = 21;
       return;
     }

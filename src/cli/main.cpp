@@ -3,11 +3,21 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "util/log.h"
+
+#ifndef KEVO_VERSION
+#define KEVO_VERSION "unknown"
+#endif
+#ifndef KEVO_GIT_COMMIT
+#define KEVO_GIT_COMMIT "unknown"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"kevo: evolve faster CUDA kernels under checks a model cannot fool"};
   app.require_subcommand(1);
+  // Baked in when cmake configured the build (src/cli/CMakeLists.txt).
+  app.set_version_flag("--version", "kevo " KEVO_VERSION " (git " KEVO_GIT_COMMIT ")");
   int verbosity = 0;
   app.add_flag("-v,--verbose", verbosity, "More log output (repeat for debug)");
   int exit_code = 0;
@@ -18,11 +28,19 @@ int main(int argc, char** argv) {
   kevo::cli::register_interop(app, exit_code);
   kevo::cli::register_task(app, exit_code);
   kevo::cli::register_bench(app, exit_code);
+  kevo::cli::add_help_examples(app);
   app.parse_complete_callback([&] { kevo::init_logging(verbosity); });
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (auto msg = kevo::cli::unknown_command_message(app, {argv + 1, argv + argc})) {
+      std::fprintf(stderr, "%s\n", msg->c_str());
+      return kevo::cli::usage_error_code(app);
+    }
+    app.exit(e);  // CLI11's message; its own exit codes (100+) are not kevo's
+    return kevo::cli::usage_error_code(app);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kevo: internal error: %s\n", e.what());
     return 70;

@@ -1,0 +1,65 @@
+// The examples that end each command's --help, in one table so that every command has them (a
+// CLI test walks every --help and fails on a command without "Examples:").
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/usage.h"
+
+namespace kevo::cli {
+
+namespace {
+
+// Key: the command's path under `kevo`, words joined by spaces.
+const std::map<std::string, std::vector<std::string>>& examples() {
+  static const std::map<std::string, std::vector<std::string>> table = {
+      {"eval", {"kevo eval softmax my_softmax.cu             # verdict, speedup, exit code",
+                "kevo eval softmax --baseline --compile-only --json"}},
+      {"doctor", {"kevo doctor", "kevo doctor --remeasure     # measure the GPU's ceilings again"}},
+      {"llm", {"kevo llm ping anthropic:claude-sonnet-4-5", "kevo llm models"}},
+      {"llm ping", {"kevo llm ping openai:gpt-4.1",
+                    "kevo llm ping 'http://localhost:8000/v1#qwen2.5-coder-32b' -p 'Say hi'"}},
+      {"llm models", {"kevo llm models", "kevo llm models -c kevo.toml"}},
+      {"evolve", {"kevo evolve softmax --model anthropic:claude-sonnet-4-5 --events jsonl run.jsonl",
+                  "kevo evolve --resume 7                      # after Ctrl-C or a crash"}},
+      {"translate", {"kevo translate 19_relu --model openai:gpt-4.1"}},
+      {"runs", {"kevo runs", "kevo runs --db runs.db"}},
+      {"show", {"kevo show 7", "kevo show 7 --candidate 12 --json"}},
+      {"export", {"kevo export 7 -o softmax-kernel", "kevo export 7 --torch softmax-ext"}},
+      {"import", {"kevo import kernelbench level1/23_Softmax.py --out tasks",
+                  "kevo import evoengineer records.json --out tasks"}},
+      {"import kernelbench", {"kevo import kernelbench level1/23_Softmax.py --out tasks",
+                              "kevo import kernelbench level1/*.py --out tasks --force"}},
+      {"import evoengineer", {"kevo import evoengineer records.json --out tasks"}},
+      {"export-torch", {"kevo export-torch softmax best.cu softmax-ext --module softmax_ext"}},
+      {"task", {"kevo task list --suite quick", "kevo task lint softmax gelu"}},
+      {"task list", {"kevo task list", "kevo task list --suite quick --json"}},
+      {"task lint", {"kevo task lint softmax gelu", "kevo task lint --suite full -q"}},
+      {"bench", {"kevo bench --suite quick --model anthropic:claude-sonnet-4-5 --out bench-quick",
+                 "kevo bench table a.db b.db --format csv"}},
+      {"bench table", {"kevo bench table runs.db", "kevo bench table a.db b.db --format csv"}},
+      {"report", {"kevo report runs.db -o report.html", "kevo report bench-quick --title 'quick suite'"}},
+  };
+  return table;
+}
+
+void add_to(CLI::App& cmd, const std::string& path) {
+  auto it = examples().find(path);
+  if (it != examples().end()) {
+    std::string footer = "\nExamples:";
+    for (const auto& e : it->second) footer += "\n  " + e;
+    cmd.footer(footer);
+  }
+  for (CLI::App* sub : cmd.get_subcommands([](CLI::App*) { return true; }))
+    add_to(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name());
+}
+
+}  // namespace
+
+void add_help_examples(CLI::App& app) {
+  app.footer("\nExamples:\n  kevo doctor\n  kevo eval softmax my_softmax.cu\n"
+             "  kevo evolve softmax --model anthropic:claude-sonnet-4-5");
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) add_to(*sub, sub->get_name());
+}
+
+}  // namespace kevo::cli

@@ -1,0 +1,172 @@
+// The command line's contract (issue 15): --version, argument errors with each command's
+// documented exit code (never CLI11's 100-series), unknown commands named with the closest one,
+// `--events jsonl` without a file, `kevo doctor`'s table, and examples at the end of every --help.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace kevo;
+
+namespace {
+const fs::path kKevo = fs::path(KEVO_BINARY_DIR) / "bin" / "kevo";
+
+RunResult kevo_run(std::vector<std::string> args, std::optional<std::string> cwd = std::nullopt) {
+  args.insert(args.begin(), kKevo.string());
+  auto r = run_process({.argv = args, .cwd = cwd, .timeout = std::chrono::seconds(120)});
+  EXPECT_TRUE(r);
+  return r ? *r : RunResult{};
+}
+
+// A temp folder removed with the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::path(testing::TempDir()) / ("kevo-cli-" + std::to_string(::getpid()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// The commands listed under "SUBCOMMANDS:" in a --help text.
+std::vector<std::string> subcommands_in(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help);
+  std::string line;
+  bool in_list = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("Subcommands:", 0) == 0 || line.rfind("SUBCOMMANDS:", 0) == 0) {
+      in_list = true;
+      continue;
+    }
+    if (in_list) {
+      std::smatch m;
+      if (std::regex_search(line, m, std::regex("^  ([a-z][a-z-]*)\\b"))) out.push_back(m[1]);
+      else if (line.empty() || line[0] != ' ') in_list = false;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST(CliContract, VersionNamesTheVersionAndCommit) {
+  auto r = kevo_run({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("^kevo [0-9]+\\.[0-9]+\\.[0-9]+ \\(git ([0-9a-f]{7,}|unknown)\\)")))
+      << r.out;
+}
+
+TEST(CliContract, ArgumentErrorsExitWithTheDocumentedCode) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+  };
+  const Case cases[] = {
+      {{}, 2},                                          // no command
+      {{"--bogus"}, 2},                                 // unknown root option
+      {{"eval"}, 21},                                   // TASK missing
+      {{"eval", "gelu", "x.cu", "--seeds", "0"}, 21},   // out of range
+      {{"eval", "gelu", "x.cu", "--no-such-flag"}, 21}, // unknown option
+      {{"task", "lint", "--seeds", "many"}, 21},        // not a number
+      {{"export-torch", "gelu"}, 21},                   // KERNEL and DIR missing
+      {{"evolve", "gelu", "--budget-candidates", "x"}, 2},
+      {{"llm", "ping"}, 2},                             // MODEL missing
+      {{"bench", "table"}, 2},                          // SOURCES missing
+      {{"show"}, 2},                                    // RUN missing
+      {{"report"}, 2},
+  };
+  for (const auto& c : cases) {
+    auto r = kevo_run(c.args);
+    std::string cmd;
+    for (const auto& a : c.args) cmd += " " + a;
+    EXPECT_EQ(r.exit_code, c.code) << "kevo" << cmd << "\n" << r.out << r.err;
+    EXPECT_FALSE(r.err.empty()) << "kevo" << cmd << " said nothing on stderr";
+  }
+}
+
+TEST(CliContract, MissingCandidateIsABadArgumentNotAnInfrastructureError) {
+  auto r = kevo_run({"eval", "gelu", "/nonexistent/cand.cu", "--compile-only"});
+  EXPECT_EQ(r.exit_code, 21) << r.out << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/cand.cu"), std::string::npos) << r.err;
+  TempDir dir;  // a directory is not a candidate either
+  auto d = kevo_run({"eval", "gelu", dir.path.string(), "--compile-only"});
+  EXPECT_EQ(d.exit_code, 21) << d.out << d.err;
+}
+
+TEST(CliContract, UnknownCommandNamesTheClosest) {
+  auto r = kevo_run({"evl", "gelu"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("unknown command 'evl'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'eval'?"), std::string::npos) << r.err;
+  auto f = kevo_run({"-v", "frobnicate"});
+  EXPECT_EQ(f.exit_code, 2) << f.err;
+  EXPECT_NE(f.err.find("did you mean"), std::string::npos) << f.err;
+  EXPECT_EQ(f.err.find("A subcommand is required"), std::string::npos) << f.err;
+  auto t = kevo_run({"task", "lnit", "gelu"});
+  EXPECT_EQ(t.exit_code, 21) << t.err;
+  EXPECT_NE(t.err.find("kevo task: unknown command 'lnit' (did you mean 'lint'?)"), std::string::npos) << t.err;
+  // An option's value is not taken for a command.
+  auto b = kevo_run({"bench", "--suite", "quick", "--no-such-flag"});
+  EXPECT_EQ(b.exit_code, 2) << b.err;
+  EXPECT_EQ(b.err.find("unknown command"), std::string::npos) << b.err;
+}
+
+TEST(CliContract, EventsJsonlWithoutAFileIsAnError) {
+  TempDir dir;
+  auto r = kevo_run({"evolve", "gelu", "--fake-gpu", "--db", (dir.path / "runs.db").string(), "--quiet",
+                     "--events", "jsonl"},
+                    dir.path.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--events jsonl FILE"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path / "jsonl"));
+}
+
+TEST(CliContract, DoctorTableStaysATable) {
+  auto r = kevo_run({"doctor"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "kevo doctor");
+  const std::regex row("^  [a-zA-Z/ -]{14} (ok     |MISSING) .*|^ {25}fix: .*");
+  int rows = 0;
+  while (std::getline(in, line)) {
+    EXPECT_TRUE(std::regex_match(line, row)) << "not a table row: '" << line << "'\n" << r.out;
+    ++rows;
+  }
+  EXPECT_GE(rows, 4) << r.out;
+  if (find_program("nvcc"))
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  nvcc +ok +release [0-9]+\\.[0-9]+"))) << r.out;
+}
+
+TEST(CliContract, EveryHelpEndsWithExamples) {
+  std::vector<std::vector<std::string>> todo = {{}};
+  int checked = 0;
+  while (!todo.empty()) {
+    auto path = todo.back();
+    todo.pop_back();
+    auto args = path;
+    args.push_back("--help");
+    auto r = kevo_run(args);
+    std::string cmd = "kevo";
+    for (const auto& a : path) cmd += " " + a;
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.err;
+    auto at = r.out.rfind("\nExamples:\n  kevo ");
+    EXPECT_NE(at, std::string::npos) << cmd << " --help has no examples:\n" << r.out;
+    // Nothing but examples after them.
+    if (at != std::string::npos)
+      for (size_t p = r.out.find('\n', at + 11); p != std::string::npos && p + 1 < r.out.size(); p = r.out.find('\n', p + 1))
+        EXPECT_EQ(r.out.compare(p + 1, 7, "  kevo "), 0) << cmd << ":\n" << r.out.substr(at);
+    for (const auto& s : subcommands_in(r.out)) {
+      auto next = path;
+      next.push_back(s);
+      todo.push_back(next);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+}

@@ -54,7 +54,7 @@ for h in "${HARNESSES[@]}"; do
   echo "== fuzz $h: ${SECONDS_EACH}s (log $log)"
   rc=0
   # New inputs go to the first folder (scratch), the seeds are only read; -timeout: a hang fails.
-  "${NICE[@]}" "$BUILD/fuzz/${h}_fuzz" -max_total_time="$SECONDS_EACH" -timeout=10 \
+  "${NICE[@]}" "$BUILD/fuzz/${h}_fuzz" -max_total_time="$SECONDS_EACH" -timeout="${KEVO_FUZZ_TIMEOUT:-25}" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art/" "$work" "$seeds" \
     >"$log" 2>&1 || rc=$?
   [ "${KEVO_FUZZ_KEEP:-0}" = 1 ] || rm -rf "$work"

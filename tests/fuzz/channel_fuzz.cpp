@@ -1,8 +1,6 @@
 // Fuzzes the checker-runner channel: the input is the byte stream a runner (or a candidate that
 // took it over) writes on the reply pipe; every framed message in it is read, then decoded as each
-// typed message of run/protocol.h. A message of the wrong shape makes nlohmann throw
-// json::exception, which the callers must turn into a protocol error (caught here so the fuzzer
-// looks past it for memory errors and undefined behaviour).
+// typed message of run/protocol.h with proto::decode, as the checker does.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,19 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto msg = i % 2 ? kevo::read_message(fd, deadline) : kevo::read_message_blocking(fd);
     if (!msg) break;
     (void)msg->dump();
-    try {
-      (void)msg->get<kevo::proto::TimeBatchReply>();
-    } catch (const nlohmann::json::exception&) {
-    }
-    try {
-      (void)msg->get<kevo::proto::TimeBatchRequest>();
-    } catch (const nlohmann::json::exception&) {
-    }
-    try {
-      auto state = msg->get<kevo::proto::DeviceState>();
-      (void)state.diff(state);
-    } catch (const nlohmann::json::exception&) {
-    }
+    // Decoded as the checker does (proto::decode: an error value, never an exception).
+    (void)kevo::proto::decode<kevo::proto::TimeBatchReply>(*msg, "time_batch reply");
+    (void)kevo::proto::decode<kevo::proto::TimeBatchRequest>(*msg, "time_batch request");
+    if (auto state = kevo::proto::decode<kevo::proto::DeviceState>(*msg, "device state"))
+      (void)state->diff(*state);
   }
   ::close(fd);
   return 0;

@@ -11,19 +11,21 @@ using ::testing::Not;
 
 namespace {
 
-constexpr const char* kThreeErrors = R"(/tmp/cc/tmpx/src.cu(5): error: identifier "foo" is undefined
+// Logs as the compiler writes them: the candidate is kevo_src.cu (.cpp for g++) in its build dir;
+// a file of any other name is not the candidate's and its lines are not quoted (sandbox_test.cpp).
+constexpr const char* kThreeErrors = R"(/tmp/cc/tmpx/kevo_src.cu(5): error: identifier "foo" is undefined
     if (i < n) y[i] = foo(i);
                       ^
 
-/tmp/cc/tmpx/src.cu(6): error: identifier "undefined_var" is undefined
+/tmp/cc/tmpx/kevo_src.cu(6): error: identifier "undefined_var" is undefined
     y[0] = undefined_var;
            ^
 
-/tmp/cc/tmpx/src.cu(7): error: a value of type "const char *" cannot be used to initialize an entity of type "float"
+/tmp/cc/tmpx/kevo_src.cu(7): error: a value of type "const char *" cannot be used to initialize an entity of type "float"
     float z = "abc";
               ^
 
-3 errors detected in the compilation of "/tmp/cc/tmpx/src.cu".
+3 errors detected in the compilation of "/tmp/cc/tmpx/kevo_src.cu".
 )";
 
 // A warning reported by the host and the device pass, then an error; and ptxas info lines.
@@ -62,16 +64,16 @@ ptxas /tmp/tmpxft_0000119d_00000000-6_src4.ptx, line 29; error   : Not a name of
 ptxas fatal   : Ptx assembly aborted due to errors
 )";
 
-constexpr const char* kTemplateError = R"(/tmp/cc/tmpx/src6.cu(1): error: name followed by "::" must be a class or namespace name
+constexpr const char* kTemplateError = R"(/tmp/cc/tmpx/kevo_src.cu(1): error: name followed by "::" must be a class or namespace name
   template <typename T> __attribute__((global)) void k(T* y) { y[0] = T::missing; }
                                                                       ^
           detected during instantiation of "void k(T *) [with T=float]" at line 2
 
-1 error detected in the compilation of "/tmp/cc/tmpx/src6.cu".
+1 error detected in the compilation of "/tmp/cc/tmpx/kevo_src.cu".
 )";
 
-constexpr const char* kGccError = R"(/tmp/cc/tmpx/h.cpp: In function ‘int f()’:
-/tmp/cc/tmpx/h.cpp:1:18: error: ‘x’ was not declared in this scope
+constexpr const char* kGccError = R"(/tmp/cc/tmpx/kevo_src.cpp: In function ‘int f()’:
+/tmp/cc/tmpx/kevo_src.cpp:1:18: error: ‘x’ was not declared in this scope
     1 | int f() { return x; }
       |                  ^
 )";

@@ -100,7 +100,15 @@ nlohmann::json Verdict::to_json() const {
                         {"impossible_below_ms", timing->floor.impossible_ms},
                         {"sol_fraction", timing->sol_fraction},
                         {"max_wall_over_span", timing->max_wall_over_span}};
+    auto outside_json = [](const OutsideCheck& o) {
+      return nlohmann::json{{"verdict", outside_verdict_name(o.verdict)}, {"events_ms", o.events_ms},
+                            {"outside_ms", o.outside_ms}, {"ci_ms", o.ci_ms}, {"allowed_ms", o.allowed_ms}};
+    };
+    t["source"] = "cuda_events_confirmed_by_checker_clock";
+    t["outside_clock"] = {{"candidate", outside_json(timing->outside)}, {"around_ms", timing->around_ms},
+                          {"batch_calls", timing->batch_calls}, {"rounds", timing->rounds}};
     if (timing->has_baseline) {
+      t["outside_clock"]["baseline"] = outside_json(timing->outside_baseline);
       t["baseline"] = summary_json(timing->baseline);
       t["speedup"] = {{"value", timing->speedup.value}, {"ci95", {timing->speedup.lo, timing->speedup.hi}}};
     }
@@ -149,9 +157,14 @@ std::string Verdict::to_text() const {
                      t.candidate.iqr);
     if (t.has_baseline)
       s += fmt::format("            baseline  {:.4f} ms (median of {}, CV {:.1f}%)\n"
-                       "            speedup   {:.3f}x  [95% CI {:.3f} - {:.3f}], same run, interleaved\n",
+                       "            speedup   {:.3f}x  [95% CI {:.3f} - {:.3f}], same run, separate processes, alternating batches\n",
                        t.baseline.median, t.baseline.n, t.baseline.cv * 100, t.speedup.value,
                        t.speedup.lo, t.speedup.hi);
+    if (t.outside.verdict != OutsideVerdict::Unmeasured)
+      s += fmt::format("            checked   events {:.4f} ms vs the checker's clock {:.4f} ms +-{:.4f} per call "
+                       "(allowed {:.4f} below; batches of {}/{} calls, {} each)\n",
+                       t.outside.events_ms, t.outside.outside_ms, t.outside.ci_ms, t.outside.allowed_ms,
+                       t.batch_calls, 2 * t.batch_calls, t.rounds);
     s += pytorch_text(t);
     if (t.floor.floor_ms > 0)
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",

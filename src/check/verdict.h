@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/outside_clock.h"
 #include "check/static_check.h"
 #include "compile/nvcc.h"
 #include "interop/time_result.h"
@@ -44,7 +45,13 @@ struct Timing {
   Ratio speedup;
   SolFloor floor;
   double sol_fraction = 0;  // floor / candidate median
-  double max_wall_over_span = 0;  // host-clock cross-check, worst batch
+  double max_wall_over_span = 0;  // host-clock cross-check, worst batch (unused since the outside clock)
+  // Where the figures come from: CUDA events in each runner (the candidate's only where the
+  // checker's own clock confirms them, check/outside_clock.h; the baseline's from a process no
+  // candidate entered), over batches of batch_calls and 2 x batch_calls calls.
+  OutsideCheck outside, outside_baseline;
+  double around_ms = 0;  // per call: input draw, poison, L2 flush, output sums (not in the events)
+  int batch_calls = 0, rounds = 0;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed
   // on the same inputs after kevo's timing session (EvalOptions::torch_time).
   std::optional<interop::TimeResult> pytorch;

@@ -9,9 +9,16 @@
 #include "check/evaluator.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace kevo;
+
+// Every scratch file of this test binary lives in one folder removed at exit (support/temp_dir.h).
+static std::filesystem::path scratch() {
+  static const std::filesystem::path p = kevo::test::temp_dir_until_exit("kevo-checker-test");
+  return p;
+}
 
 namespace {
 
@@ -31,7 +38,7 @@ class FakeRunner : public testing::TestWithParam<Case> {
     if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
     if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
     setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-    setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+    setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
   }
 };
 
@@ -43,7 +50,7 @@ TEST_P(FakeRunner, Verdict) {
   ASSERT_TRUE(task) << task.error().message;
   auto base = read_file(kDir / "scale2" / "baseline.cu");
   ASSERT_TRUE(base);
-  fs::path cand = fs::path(testing::TempDir()) / ("fake_" + c.behaviour + ".cu");
+  fs::path cand = scratch() / ("fake_" + c.behaviour + ".cu");
   std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: "
                       << c.behaviour << "\";\n";
   EvalOptions o;
@@ -62,7 +69,10 @@ TEST_P(FakeRunner, Verdict) {
   }
   if (c.outcome == Outcome::Pass) {
     ASSERT_TRUE(v.timing);
-    EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);  // fake times: baseline 1.0 ms, candidate 0.5 ms
+    EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);  // fake times: baseline 4 ms, candidate 2 ms
+    // The candidate's figure was confirmed by the checker's own clock (the fake sleeps what it reports).
+    EXPECT_EQ(v.timing->outside.verdict, OutsideVerdict::Agree) << v.to_text();
+    EXPECT_NEAR(v.timing->outside.outside_ms, 2.0, 0.3) << v.to_text();
     EXPECT_EQ(v.configs.size(), 4u);                   // held-out included by default
     // Where the time went: the phases that ran, in order, adding up to the verdict's seconds.
     std::vector<std::string> names;
@@ -104,6 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"mutate", Outcome::Incorrect, "input_modified"},
                     Case{"cache", Outcome::Incorrect, "mismatch"},
                     Case{"timed_cache", Outcome::Incorrect, "timed_output"},
+                    Case{"forged", Outcome::Unsafe, "timing_forged"},
+                    Case{"state", Outcome::Unsafe, "device_state"},
                     Case{"foreign_stream", Outcome::Unsafe, "foreign_stream"},
                     Case{"thread", Outcome::Unsafe, "host_thread"},
                     Case{"load_thread", Outcome::Unsafe, "host_thread"},
@@ -123,8 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(FakeRunnerLatency, TwoRunnersPerEvalOnceTheDeviceIsKnown) {
   if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
   setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-latency").c_str(), 1);
-  fs::path log = fs::path(testing::TempDir()) / "fake-runner-starts.txt";
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-latency").c_str(), 1);
+  fs::path log = scratch() / "fake-runner-starts.txt";
   auto task = load_task(kDir / "scale2");
   ASSERT_TRUE(task);
   EvalOptions o;
@@ -152,7 +164,7 @@ class FakeSanitizer : public testing::TestWithParam<std::string> {};
 
 TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
   if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
-  fs::path bin = fs::path(testing::TempDir()) / ("fake-cs-" + GetParam());
+  fs::path bin = scratch() / ("fake-cs-" + GetParam());
   fs::create_directories(bin);
   std::string errors = GetParam() == "clean" ? "0" : "2";
   std::ofstream(bin / "compute-sanitizer")
@@ -171,12 +183,12 @@ TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
   std::string path = bin.string() + ":" + getenv("PATH");
   setenv("PATH", path.c_str(), 1);
   setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
   auto task = load_task(kDir / "scale2");
   ASSERT_TRUE(task) << task.error().message;
   auto base = read_file(kDir / "scale2" / "baseline.cu");
   ASSERT_TRUE(base);
-  fs::path cand = fs::path(testing::TempDir()) / "fake_sanitize.cu";
+  fs::path cand = scratch() / "fake_sanitize.cu";
   std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: pass\";\n";
   EvalOptions o;
   o.candidate = cand;

@@ -12,9 +12,16 @@
 #include "interop/bridge.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace kevo;
+
+// Every scratch file of this test binary lives in one folder removed at exit (support/temp_dir.h).
+static std::filesystem::path scratch() {
+  static const std::filesystem::path p = kevo::test::temp_dir_until_exit("kevo-checker-test");
+  return p;
+}
 
 namespace {
 
@@ -27,13 +34,13 @@ std::string use_fake_runner_with_torch() {
   auto py = interop::find_torch_python();
   if (!py) return "needs python3 with torch and numpy: " + py.error().message;
   setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-  setenv("KEVO_CACHE_DIR", (fs::path(testing::TempDir()) / "kevo-fake-runner-cache").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
   return "";
 }
 
 // A fresh task directory for this test: scale2's task.toml after `toml_head`, and scale2's `files`.
 fs::path scale2_task(const std::string& prefix, const std::string& toml_head, std::initializer_list<const char*> files) {
-  fs::path dir = fs::path(testing::TempDir()) /
+  fs::path dir = scratch() /
                  (prefix + testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir);

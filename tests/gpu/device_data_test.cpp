@@ -1,4 +1,4 @@
-// GPU test of the device data plane (run/device_data.h through kevo-runner's protocol): inputs the
+// GPU test of the device data plane (runner/device_data.h through kevo-runner's protocol): inputs the
 // runner draws on the GPU equal the host generator's, and the oracle runner's GPU comparison
 // (through CUDA IPC) agrees with check/compare.cpp on the same data. Skips without a GPU.
 #include <gtest/gtest.h>

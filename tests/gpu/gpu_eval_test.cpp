@@ -54,6 +54,7 @@ json eval(const std::vector<std::string>& args, std::string* raw) {
 struct KernelCase {
   std::string file, task, expect, reason;
   bool no_static = false;
+  double max_speedup = 0;  // > 0: a trick that no longer works must not show a speedup above this
 };
 
 void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.file << " on " << k.task; }
@@ -68,7 +69,7 @@ std::vector<KernelCase> load_manifest() {
       auto& k = *n.as_table();
       out.push_back({k["file"].value_or(std::string()), k["task"].value_or(std::string()),
                      k["expect"].value_or(std::string()), k["reason"].value_or(std::string()),
-                     k["no_static"].value_or(false)});
+                     k["no_static"].value_or(false), k["max_speedup"].value_or(0.0)});
     }
   return out;
 }
@@ -125,8 +126,11 @@ TEST_P(Kernel, GetsTheExpectedVerdict) {
   EXPECT_EQ(outcome, k.expect) << raw;
   EXPECT_NE(reason.find(k.reason), std::string::npos)
       << "expected reason containing '" << k.reason << "', got '" << reason << "'\n" << raw;
-  if (j.contains("timing") && j["timing"].contains("speedup"))
-    std::printf("SPEEDUP %s %.3fx\n", k.file.c_str(), j["timing"]["speedup"]["value"].get<double>());
+  if (j.contains("timing") && j["timing"].contains("speedup")) {
+    double sp = j["timing"]["speedup"]["value"].get<double>();
+    std::printf("SPEEDUP %s %.3fx\n", k.file.c_str(), sp);
+    if (k.max_speedup > 0) EXPECT_LE(sp, k.max_speedup) << raw;
+  }
 }
 INSTANTIATE_TEST_SUITE_P(Manifest, Kernel, testing::ValuesIn(load_manifest()),
                          [](const auto& i) { return case_name(i.param.file + (i.param.no_static ? "_runtime" : "")); });

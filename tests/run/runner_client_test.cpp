@@ -8,14 +8,21 @@
 #include <fstream>
 
 #include "util/subprocess.h"
+#include "support/temp_dir.h"
 
 using namespace kevo;
 using namespace std::chrono_literals;
 
+// Every scratch file of this test binary lives in one folder removed at exit (support/temp_dir.h).
+static std::filesystem::path scratch() {
+  static const std::filesystem::path p = kevo::test::temp_dir_until_exit("kevo-checker-test");
+  return p;
+}
+
 namespace {
 
 std::filesystem::path script(const std::string& name, const std::string& body) {
-  auto p = std::filesystem::path(testing::TempDir()) / name;
+  auto p = scratch() / name;
   std::ofstream(p) << body;
   std::filesystem::permissions(p, std::filesystem::perms::owner_all);
   return p;
@@ -140,7 +147,7 @@ TEST(RunnerClient, FinishWaitsForTheLastWordsOfAWrapper) {
 // reaps it, and kills one that does not end within the grace.
 TEST(RunnerClient, DestructionDoesNotWaitForTheTeardownButReapsIt) {
   if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
-  auto dir = std::filesystem::path(testing::TempDir());
+  auto dir = scratch();
   auto marker = dir / "teardown_done", pidfile = dir / "teardown_pid", pidfile2 = dir / "stuck_pid";
   std::filesystem::remove(marker);
   std::string echo = kEcho;

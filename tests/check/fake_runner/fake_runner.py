@@ -230,6 +230,85 @@ def behave_fatal(b):
     os._exit(4)
 
 
+def call_base(base, call):
+    """task/draw.h's draw_call_base: the key of element 0 in timed call `call`."""
+    return mix((base ^ mix((call + 1) & M64)) & M64)
+
+
+def sign(key, i, which):
+    return 1.0 if mix((key ^ (2 * i + which)) & M64) & 1 else -1.0
+
+
+SUMS_PREFIX = 64  # the fake summarises a prefix (a full draw per call in Python would take ms)
+
+
+def sums_of(y, key, n):
+    s = {'count': n, 'nonfinite': 0, 'sum_sq': 0.0, 'signed0': 0.0, 'signed1': 0.0}
+    for i, v in enumerate(y[:SUMS_PREFIX]):
+        if not math.isfinite(v):
+            s['nonfinite'] += 1
+            continue
+        s['sum_sq'] += v * v
+        s['signed0'] += sign(key, i, 0) * v
+        s['signed1'] += sign(key, i, 1) * v
+    return s
+
+
+def dev_state(changed):
+    return [['limit_persisting_l2', 4194304 if changed else 0], ['stream_window_bytes', 0]]
+
+
+def time_batch(msg):
+    """A timed batch: wall time spent by sleeping (kernel 2 ms for the candidate, 4 ms for the
+    baseline, 0.5 ms of work around each call), events as each behaviour reports them."""
+    slot, n, first = msg['slot'], msg['calls'], msg['first_call']
+    b = slots.get(slot, 'pass') if slot else 'none'
+    d_in, d_out = msg['inputs'][0], msg['outputs'][0]
+    numel = d_out['nbytes'] // 4
+    kernel = 0.0 if not slot else (2.0 if slot == 'cand' else 4.0)
+    if b == 'too_fast':
+        kernel = 1e-6
+    reported = 0.5 if b == 'forged' else kernel
+    time.sleep(n * (kernel + 0.5) / 1000.0)
+    key = msg['sums_key']
+    rows = []
+    for i in range(n):
+        g = dict(d_in['gen'], base=call_base(d_in['gen']['base'], first + i))
+        if b == 'timed_cache' and 'cached' in state:
+            x = state['cached']
+        else:
+            x = draw(g, min(SUMS_PREFIX, numel) if i < n - 1 else numel)
+            if b == 'timed_cache':
+                state['cached'] = draw(g, numel)
+                x = state['cached']
+        y = array.array('f', bytes(4 * len(x)))
+        if slot:
+            compute('pass', x, y, 0, 0)
+        else:
+            y = array.array('f', [float('nan')] * len(x))
+        rows.append([sums_of(y, key, numel)])
+    pfx = 'tb/' + (slot or 'none') + '/out/'
+    bufs[pfx + d_out['name']] = y
+    reply = {'ok': True, 'call_ms': [reported] * n, 'flush_ms': [0.05] * n, 'sums': rows, 'rc': [0] * n,
+             'launch_error': '', 'span_ms': n * (kernel + 0.5), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
+             'threads_before': 3, 'threads_after': 3, 'violations': [], 'outputs_ipc': []}
+    if msg.get('export_outputs'):
+        reply['outputs_ipc'] = [export(pfx + d_out['name'])]
+        state.setdefault('tb_exported', {})[slot] = reply['outputs_ipc'][0]
+    elif slot in state.get('tb_exported', {}):  # the "IPC handle" shows the buffer as it is now
+        with open(state['tb_exported'][slot], 'wb') as f:
+            f.write(y.tobytes())
+    if msg.get('state'):
+        reply['state_before'] = state_of(b, False)
+        reply['state_after'] = state_of(b, True)
+    return reply
+
+
+def state_of(b, after):
+    return dev_state(b == 'state' and after)
+
+
+
 def handle(msg):
     cmd = msg['cmd']
     if cmd == 'hello':
@@ -245,7 +324,8 @@ def handle(msg):
         if behaviour == 'load_thread':  # a static constructor that starts a host thread
             import threading
             threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()
-        return {'ok': True, 'threads_before': before, 'threads_after': len(os.listdir('/proc/self/task'))}
+        return {'ok': True, 'threads_before': before, 'threads_after': len(os.listdir('/proc/self/task')),
+                'state': dev_state(False) if msg.get('untrusted') else None}
     if cmd == 'bandwidth':
         return {'ok': True, 'copy_gbps': 1000.0, 'copy_gbps_median': 1000.0}
     if cmd == 'probe':
@@ -342,50 +422,8 @@ def handle(msg):
         del x, y
         m.close()
         return reply
-    if cmd == 'time' and msg.get('keep'):
-        samples, final_ipc = {}, {}
-        fin = draw(msg['final'][0]['gen'], msg['final'][0]['nbytes'] // 4)
-        for s in msg['slots']:
-            b = slots[s]
-            t = 0.5 if s == 'cand' else 1.0
-            if b == 'too_fast':
-                t = 1e-6
-            samples[s] = [t * (1 + 0.001 * (i % 5)) for i in range(40)]
-            out = array.array('f', bytes(len(fin) * 4))
-            if b == 'timed_cache':
-                for i in range(len(out)):
-                    out[i] = 1.0
-            else:
-                compute('pass', fin, out, 0, 0)
-            key = 'time/' + s + '/out/' + msg['outputs'][s][0]['name']
-            bufs[key] = out
-            final_ipc[s] = [export(key)]
-        return {'ok': True, 'samples': samples,
-                'batches': [{'wall_ms': 20.0, 'span_ms': 19.5, 'after_stream_ms': 0.02, 'calls': 20}],
-                'final_ms': {s: 1.0 for s in msg['slots']}, 'final_ipc': final_ipc, 'rc': {},
-                'threads_before': 3, 'threads_max': 3, 'violations': []}
-    if cmd == 'time':
-        m = arena(msg['arena_size'])
-        samples = {}
-        for s in msg['slots']:
-            b = slots[s]
-            t = 0.5 if s == 'cand' else 1.0
-            if b == 'too_fast':
-                t = 1e-6
-            samples[s] = [t * (1 + 0.001 * (i % 5)) for i in range(40)]
-            fin = floats(m, msg['final'][0])
-            out = floats(m, msg['outputs'][s][0])
-            if b == 'timed_cache':
-                for i in range(len(out)):
-                    out[i] = 1.0
-            else:
-                compute('pass', fin, out, 0, 0)
-            del fin, out
-        m.close()
-        return {'ok': True, 'samples': samples,
-                'batches': [{'wall_ms': 20.0, 'span_ms': 19.5, 'after_stream_ms': 0.02, 'calls': 20}],
-                'final_ms': {s: 1.0 for s in msg['slots']}, 'rc': {},
-                'threads_before': 3, 'threads_max': 3, 'violations': []}
+    if cmd == 'time_batch':
+        return time_batch(msg)
     return {'ok': False, 'error': 'unknown command ' + cmd}
 
 

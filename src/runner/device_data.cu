@@ -1,4 +1,4 @@
-#include "run/device_data.h"
+#include "runner/device_data.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -159,6 +159,41 @@ __global__ void diff_kernel(const uint8_t* a, const uint8_t* b, size_t n, unsign
   if ((threadIdx.x & 31) == 0 && k) atomicAdd(count, k);
 }
 
+__global__ void sums_kernel(const void* p, int dt, int64_t n, uint64_t key, OutputSums* out) {
+  __shared__ double sh[3][kThreads];
+  __shared__ unsigned long long bad;
+  if (threadIdx.x == 0) bad = 0;
+  __syncthreads();
+  double sq = 0, s0 = 0, s1 = 0;
+  unsigned long long nf = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    double v = load(p, dt, i);
+    if (!isfinite(v)) {
+      ++nf;
+      continue;
+    }
+    sq += v * v;
+    s0 += draw_sign(key, i, 0) * v;
+    s1 += draw_sign(key, i, 1) * v;
+  }
+  sh[0][threadIdx.x] = sq;
+  sh[1][threadIdx.x] = s0;
+  sh[2][threadIdx.x] = s1;
+  if (nf) atomicAdd(&bad, nf);
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w)
+      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] += sh[k][threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    atomicAdd(&out->sum_sq, sh[0][0]);
+    atomicAdd(&out->signed0, sh[1][0]);
+    atomicAdd(&out->signed1, sh[2][0]);
+    if (bad) atomicAdd(&out->nonfinite, bad);
+  }
+}
+
 // One small device scratch block per process (the runner is single-threaded).
 Acc* scratch() {
   static Acc* p = nullptr;
@@ -207,6 +242,12 @@ cudaError_t compare(const void* got, int got_dtype, const void* want, int want_d
   c.first_want = r.first_want;
   *out = c;
   return cudaSuccess;
+}
+
+cudaError_t sums(const void* p, int dtype, int64_t n, uint64_t key, OutputSums* out, cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  sums_kernel<<<blocks_for(n) < 1024 ? blocks_for(n) : 1024, kThreads, 0, s>>>(p, dtype, n, key, out);
+  return cudaGetLastError();
 }
 
 cudaError_t count_differing_bytes(const void* a, const void* b, size_t n, cudaStream_t s, uint64_t* out) {

@@ -34,4 +34,14 @@ cudaError_t compare(const void* got, int got_dtype, const void* want, int want_d
 // Number of differing bytes between two device buffers of n bytes. Synchronizes the stream.
 cudaError_t count_differing_bytes(const void* a, const void* b, size_t n, cudaStream_t s, uint64_t* out);
 
+// A timed call's output, summarised where it lies (check/output_sums.h says why these): the count
+// of non-finite elements, the sum of squares of the finite ones, and two sums of them signed by
+// draw_sign(key, i, 0|1). Accumulated into *out (device memory, zeroed by the caller) without
+// synchronizing, so a batch of calls runs back to back.
+struct OutputSums {
+  unsigned long long nonfinite;
+  double sum_sq, signed0, signed1;
+};
+cudaError_t sums(const void* p, int dtype, int64_t n, uint64_t key, OutputSums* out, cudaStream_t s);
+
 }  // namespace kevo::dev

@@ -1,4 +1,4 @@
-#include "run/interpose.h"
+#include "runner/interpose.h"
 
 #include <dlfcn.h>
 

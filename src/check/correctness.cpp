@@ -1,0 +1,247 @@
+// The correctness phase: every config (smallest first) x seeds plus one wide draw, the first draw
+// of each config run twice (other poison, moved buffers). Device data: both runners draw the
+// inputs on the GPU and the trusted runner compares the candidate's buffers where they lie (CUDA
+// IPC). Host data: the checker draws, the arena carries the bytes, the checker compares.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "check/host_data.h"
+#include "check/runner_replies.h"
+#include "check/session.h"
+
+namespace kevo {
+namespace {
+using namespace std::chrono_literals;
+
+struct DevCompare {
+  std::vector<Comparison> outs, runs;
+  std::vector<uint64_t> input_diffs;
+};
+
+// The candidate's outputs (IPC handles) against the trusted runner's base/out/<name>; with
+// `snapshot` a copy is kept there (snap/<name>), with `vs_snapshot` also compared with that copy
+// (two runs of the same inputs must agree); inputs byte for byte against base/in/<name>.
+Result<DevCompare> compare_dev(EvalSession& s, const json& outs, const json& out_ipc, const json* ins,
+                               const json* in_ipc, bool check_poison, bool snapshot, bool vs_snapshot) {
+  Tolerance tol = s.task.tolerance_for(s.task.precision());
+  json jo = json::array(), ji = json::array();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string name = outs[i]["name"];
+    json d = {{"ipc", out_ipc.at(i)}, {"dtype", outs[i]["dtype"]}, {"numel", outs[i]["numel"]},
+              {"nbytes", outs[i]["nbytes"]}, {"ref", "base/out/" + name}, {"ref_nbytes", outs[i]["nbytes"]},
+              {"check_poison", check_poison}};
+    if (snapshot) d["snapshot"] = "snap/" + name;
+    if (vs_snapshot) d["runs_ref"] = "snap/" + name;
+    jo.push_back(d);
+  }
+  if (ins)
+    for (size_t i = 0; i < ins->size(); ++i)
+      ji.push_back({{"ipc", in_ipc->at(i)}, {"nbytes", (*ins)[i]["nbytes"]},
+                    {"ref", "base/in/" + (*ins)[i]["name"].get<std::string>()}});
+  auto r = s.trusted->call({{"cmd", "compare"}, {"atol", tol.atol}, {"rtol", tol.rtol}, {"outputs", jo}, {"inputs", ji}},
+                           s.opts.call_timeout * 3);
+  if (!r || !r->value("ok", false))
+    return fail("the oracle's comparison failed: {}", r ? r->value("error", r->dump()) : r.error().message);
+  DevCompare dc;
+  for (const auto& o : (*r)["outputs"]) {
+    dc.outs.push_back(comparison_of(o["cmp"]));
+    if (o.contains("runs")) dc.runs.push_back(comparison_of(o["runs"], "nondeterministic"));
+  }
+  for (const auto& i : (*r)["inputs"]) dc.input_diffs.push_back(i.value("differing_bytes", uint64_t(0)));
+  return dc;
+}
+
+// One correctness call of the candidate: its reply, or nullopt once the verdict is decided (the
+// process died, or its guards reported a violation), with the config marked failed.
+std::optional<json> run_candidate(EvalSession& s, const json& req, const std::string& where, ConfigCheck& cc) {
+  auto r = s.timed("candidate", [&] { return s.cand->call(req, s.opts.call_timeout); });
+  bool ok = r && r->value("ok", false);
+  if (!ok) {
+    classify_death(s.v, *s.cand, r ? &*r : nullptr, where);
+    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+  }
+  if (!ok || !check_run_reply(s.v, *r, where, true)) {
+    cc.ok = false;
+    cc.detail = s.v.message;
+    return std::nullopt;
+  }
+  return *r;
+}
+
+void fail_config(EvalSession& s, ConfigCheck& cc, Outcome o, const std::string& reason, std::string detail) {
+  cc.ok = false;
+  cc.detail = std::move(detail);
+  s.v.set(o, reason, cc.detail);
+}
+
+// What the trusted runner's comparison says about one call.
+void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json& gins, const json& odescs,
+               const std::string& where, const std::string& runs_where) {
+  for (size_t i = 0; i < dc.input_diffs.size() && cc.ok; ++i)
+    if (dc.input_diffs[i])
+      fail_config(s, cc, Outcome::Incorrect, "input_modified",
+                  fmt::format("{}: input '{}' was modified by the candidate ({} bytes differ)", where,
+                              gins[i]["name"].get<std::string>(), dc.input_diffs[i]));
+  for (size_t o = 0; o < dc.outs.size() && cc.ok; ++o) {
+    const Comparison& cmp = dc.outs[o];
+    cc.max_abs_err = std::max(cc.max_abs_err, cmp.max_abs_err);
+    cc.max_rel_err = std::max(cc.max_rel_err, cmp.max_rel_err);
+    if (!cmp.ok)
+      fail_config(s, cc, Outcome::Incorrect, cmp.reason,
+                  fmt::format("{}: output '{}': {}", where, odescs[o]["name"].get<std::string>(),
+                              cmp.describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
+  }
+  for (size_t o = 0; o < dc.runs.size() && cc.ok; ++o)
+    if (!dc.runs[o].ok)
+      fail_config(s, cc, Outcome::Incorrect, "nondeterministic",
+                  fmt::format("{}: two runs on the same inputs disagree (different poison and buffer placement): {}",
+                              runs_where, dc.runs[o].describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
+}
+
+// One draw of one config on the device data plane; false when the checker itself failed.
+bool draw_on_device(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
+  auto gins = drawn_inputs(s.task, c, seed, wide);
+  auto odescs = output_descs(s.task, c);
+  if (!gins || !odescs) {
+    s.v.set(Outcome::InfraError, "task", (!gins ? gins.error() : odescs.error()).message);
+    return false;
+  }
+  if (auto st = s.timed("oracle", [&] { return s.oracle->device_outputs(c, *gins, *odescs); }); !st) {
+    s.v.set(Outcome::InfraError, "oracle", st.error().message);
+    return false;
+  }
+  for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
+    std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
+                                    placement ? " (moved buffers)" : "");
+    json req = base_request(s.task, c);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", 0}, {"inputs", *gins}, {"outputs", *odescs},
+                {"poison", placement}, {"placement", placement}, {"keep", true}, {"export", true},
+                {"flush_bytes", 2 * s.hello.value("l2_bytes", size_t(50) << 20) + (8 << 20)}});
+    auto r = run_candidate(s, req, where, cc);
+    if (!r) break;
+    auto dc = s.timed("compare", [&] {
+      return compare_dev(s, *odescs, (*r)["outputs_ipc"], s.task.inplace ? nullptr : &*gins, &(*r)["inputs_ipc"],
+                         placement == 0, seed_index == 0 && placement == 0, placement == 1);
+    });
+    if (!dc) {
+      // A candidate process that ended itself after replying takes its buffers with it: that is
+      // the candidate's failure, not the checker's.
+      if (auto ping = s.cand->call({{"cmd", "hello"}}, 10s); !ping) {
+        classify_death(s.v, *s.cand, nullptr, where + " (after the call)");
+        cc.ok = false;
+        cc.detail = s.v.message;
+        break;
+      }
+      s.v.set(Outcome::InfraError, "compare", dc.error().message);
+      return false;
+    }
+    judge_dev(s, cc, *dc, *gins, *odescs, where, fmt::format("config '{}' seed {}", c.name, seed_index));
+    if (cc.ok) ++cc.draws;
+  }
+  return true;
+}
+
+// One draw of one config on the host data plane; false when the checker itself failed.
+bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
+  Tolerance tol = s.task.tolerance_for(s.task.precision());
+  const bool inplace = s.task.inplace;
+  auto ins = s.timed("inputs", [&] { return generate_inputs(s.task, c, seed, wide); });
+  if (!ins) return s.v.set(Outcome::InfraError, "task", ins.error().message), false;
+  auto want = s.timed("oracle", [&] { return s.oracle->host_outputs(c, *ins); });
+  if (!want) return s.v.set(Outcome::InfraError, "oracle", want.error().message), false;
+  auto p = prepare(s.task, c, *ins, !inplace);
+  if (!p) return s.v.set(Outcome::InfraError, "task", p.error().message), false;
+  if (auto st = s.cand->arena().resize(p->layout.size); !st)
+    return s.v.set(Outcome::InfraError, "memory", st.error().message), false;
+  std::vector<std::vector<HostTensor>> runs;
+  for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
+    std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
+                                    placement ? " (moved buffers)" : "");
+    s.timed("arena", [&] { return put_inputs(s.cand->arena(), p->inputs, *ins), 0; });
+    json req = base_request(s.task, c);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
+                {"outputs", p->outputs}, {"poison", placement}, {"placement", placement}});
+    if (!inplace) req["inputs_after"] = p->inputs_after;
+    auto r = run_candidate(s, req, where, cc);
+    if (!r) break;
+    auto outs = s.timed("arena", [&] { return get_outputs(s.cand->arena(), p->outputs); });
+    for (size_t i = 0; i < ins->size() && !inplace && cc.ok; ++i)
+      if (!arena_holds(s.cand->arena(), p->inputs_after[i], (*ins)[i]))
+        fail_config(s, cc, Outcome::Incorrect, "input_modified",
+                    fmt::format("{}: input '{}' was modified by the candidate", where, (*ins)[i].name));
+    for (size_t o = 0; o < outs.size() && cc.ok; ++o) {
+      Comparison cmp = s.timed("compare", [&] { return compare_output(outs[o], (*want)[o], tol, placement == 0); });
+      cc.max_abs_err = std::max(cc.max_abs_err, cmp.max_abs_err);
+      cc.max_rel_err = std::max(cc.max_rel_err, cmp.max_rel_err);
+      if (!cmp.ok)
+        fail_config(s, cc, Outcome::Incorrect, cmp.reason,
+                    fmt::format("{}: output '{}': {}", where, outs[o].name, cmp.describe(outs[o].shape)));
+    }
+    if (!cc.ok) break;
+    ++cc.draws;
+    runs.push_back(std::move(outs));
+  }
+  for (size_t o = 0; cc.ok && runs.size() == 2 && o < runs[0].size(); ++o) {
+    Comparison cmp = s.timed("compare", [&] { return compare_runs(runs[0][o], runs[1][o], tol); });
+    if (!cmp.ok)
+      fail_config(s, cc, Outcome::Incorrect, "nondeterministic",
+                  fmt::format("config '{}' seed {}: two runs on the same inputs disagree (different poison and "
+                              "buffer placement): {}",
+                              c.name, seed_index, cmp.describe(runs[0][o].shape)));
+  }
+  return true;
+}
+
+double input_elements(const Task& task, const Config& c) {
+  double n = 0;
+  for (const auto& t : task.inputs) {
+    double k = 1;
+    if (auto sh = task.shape_of(t, c))
+      for (auto x : *sh) k *= static_cast<double>(x);
+    n += k;
+  }
+  return n;
+}
+
+}  // namespace
+
+Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_ipc) {
+  auto dc = compare_dev(s, outs, outputs_ipc, nullptr, nullptr, true, false, false);
+  if (!dc) return dc.unexpected();
+  for (size_t o = 0; o < dc->outs.size(); ++o)
+    if (!dc->outs[o].ok)
+      return fail("output '{}': {}", outs[o]["name"].get<std::string>(),
+                  dc->outs[o].describe(outs[o]["shape"].get<std::vector<int64_t>>()));
+  return {};
+}
+
+bool correctness_phase(EvalSession& s) {
+  s.next_phase("correctness");
+  // Smallest configs first: most wrong kernels fail there in milliseconds.
+  std::vector<const Config*> order;
+  for (const Config& c : s.task.configs) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [&](const Config* a, const Config* b) {
+    return input_elements(s.task, *a) < input_elements(s.task, *b);
+  });
+  for (const Config* cp : order) {
+    const Config& c = *cp;
+    if ((s.opts.visible_only && c.held_out) || (s.opts.held_out_only && !c.held_out)) continue;
+    ConfigCheck cc;
+    cc.config = c.name;
+    cc.held_out = c.held_out;
+    auto t_config = EvalSession::Clock::now();
+    for (int k = 0; k <= s.opts.seeds && cc.ok; ++k) {
+      bool wide = k == s.opts.seeds;  // the last draw comes from the wider distribution
+      uint64_t seed = s.v.seed + 1000003ull * static_cast<uint64_t>(&c - s.task.configs.data()) + static_cast<uint64_t>(k);
+      bool ok = s.dev_data ? draw_on_device(s, c, k, seed, wide, cc) : draw_on_host(s, c, k, seed, wide, cc);
+      if (!ok) return false;
+    }
+    cc.seconds = std::chrono::duration<double>(EvalSession::Clock::now() - t_config).count();
+    s.v.configs.push_back(cc);
+    if (!cc.ok) return false;
+  }
+  return true;
+}
+
+}  // namespace kevo

@@ -1,0 +1,50 @@
+#include "check/host_data.h"
+
+#include <cstring>
+
+namespace kevo {
+
+json Layout::add(const std::string& name, DType dt, const std::vector<int64_t>& shape, size_t nbytes) {
+  size_t off = (size + 255) & ~size_t(255);
+  size = off + nbytes;
+  return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", shape}, {"offset", off}, {"nbytes", nbytes}};
+}
+
+Result<Prepared> prepare(const Task& task, const Config& c, const std::vector<HostTensor>& ins,
+                         bool want_inputs_after) {
+  Prepared p;
+  for (const auto& t : ins) p.inputs.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));
+  for (const auto& o : task.outputs) {
+    auto shape = task.shape_of(o, c);
+    if (!shape) return shape.unexpected();
+    int64_t n = 1;
+    for (auto s : *shape) n *= s;
+    p.outputs.push_back(p.layout.add(o.name, o.dtype, *shape, static_cast<size_t>(n) * dtype_size(o.dtype)));
+  }
+  if (want_inputs_after)
+    for (const auto& t : ins)
+      p.inputs_after.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));
+  return p;
+}
+
+void put_inputs(Arena& a, const json& descs, const std::vector<HostTensor>& ins) {
+  for (size_t i = 0; i < ins.size(); ++i)
+    std::memcpy(a.data() + descs[i]["offset"].get<size_t>(), ins[i].bytes.data(), ins[i].bytes.size());
+}
+
+bool arena_holds(Arena& a, const json& d, const HostTensor& t) {
+  return std::memcmp(a.data() + d["offset"].get<size_t>(), t.bytes.data(), t.bytes.size()) == 0;
+}
+
+std::vector<HostTensor> get_outputs(Arena& a, const json& descs) {
+  std::vector<HostTensor> out;
+  for (const auto& d : descs) {
+    HostTensor t = make_tensor(d["name"], static_cast<DType>(d["dtype"].get<int>()),
+                               d["shape"].get<std::vector<int64_t>>());
+    std::memcpy(t.bytes.data(), a.data() + d["offset"].get<size_t>(), t.bytes.size());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace kevo

@@ -1,0 +1,35 @@
+// The host data plane: inputs drawn by the checker and outputs copied back through the runner's
+// shared arena (the CPU reference's path, and --host-data). Layouts of tensors in the arena.
+// Thread-safety: plain functions over the caller's arena.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/channel.h"
+#include "task/task.h"
+#include "task/tensor.h"
+#include "util/result.h"
+
+namespace kevo {
+
+// Lays tensors out in the runner's shared arena and describes them in a request.
+struct Layout {
+  size_t size = 0;
+  json add(const std::string& name, DType dt, const std::vector<int64_t>& shape, size_t nbytes);
+};
+
+struct Prepared {
+  Layout layout;
+  json inputs = json::array(), outputs = json::array(), inputs_after = json::array();
+};
+
+Result<Prepared> prepare(const Task& task, const Config& c, const std::vector<HostTensor>& ins,
+                         bool want_inputs_after);
+void put_inputs(Arena& a, const json& descs, const std::vector<HostTensor>& ins);
+// Whether the arena region `d` still holds exactly `t`'s bytes (read in place: no copy).
+bool arena_holds(Arena& a, const json& d, const HostTensor& t);
+std::vector<HostTensor> get_outputs(Arena& a, const json& descs);
+
+}  // namespace kevo

@@ -1,0 +1,163 @@
+#include "check/runner_replies.h"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "task/tensor.h"
+
+namespace kevo {
+using namespace std::chrono_literals;
+
+json base_request(const Task& task, const Config& c) {
+  std::vector<double> scalars;
+  for (const auto& s : task.scalars) scalars.push_back(s.value);
+  auto ws = task.workspace_bytes(c);
+  return {{"dims", task.dim_values(c)}, {"scalars", scalars},
+          {"workspace_bytes", ws ? *ws : 0}};
+}
+
+void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
+  if (reply && reply->value("fatal", false)) {
+    std::string err = reply->value("error", "");
+    bool illegal = err.find("IllegalAddress") != std::string::npos ||
+                   err.find("illegal") != std::string::npos ||
+                   err.find("MisalignedAddress") != std::string::npos;
+    v.set(Outcome::Crash, illegal ? "illegal_address" : "cuda_error",
+          fmt::format("{}: {}", what, err));
+    return;
+  }
+  if (!r.death()) {
+    v.set(Outcome::InfraError, "runner", fmt::format("{}: the runner failed without dying", what));
+    return;
+  }
+  const RunnerDeath& d = *r.death();
+  std::string tail = d.stderr_tail.size() > 600 ? d.stderr_tail.substr(d.stderr_tail.size() - 600) : d.stderr_tail;
+  std::string msg = fmt::format("{}: the candidate process {}{}", what, d.description,
+                                tail.empty() ? "" : "; its last output: " + tail);
+  switch (d.kind) {
+    case RunnerDeath::Kind::Timeout:
+      v.set(Outcome::Timeout, "timeout", msg);
+      break;
+    case RunnerDeath::Kind::Signal:
+      v.set(Outcome::Crash, d.signal == SIGABRT ? "abort" : "signal", msg);
+      break;
+    case RunnerDeath::Kind::Exited:
+      v.set(Outcome::Crash, "exit", msg + " (the candidate ended the process)");
+      break;
+  }
+}
+
+void quiet_gpu() {
+  if (!RunnerClient::wait_reaped(std::chrono::seconds(5)))
+    spdlog::warn("runner processes of an earlier evaluation are still exiting; timing anyway");
+}
+
+double hidden_ms(double after_stream_ms, double after_stream_cpu_ms) {
+  return std::min(after_stream_ms, after_stream_cpu_ms);
+}
+
+bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden) {
+  for (const auto& x : r.value("violations", json::array())) {
+    std::string kind = x.value("kind", "guard");
+    v.flags.push_back({kind, where + ": " + x.value("detail", "")});
+    v.set(Outcome::Unsafe, kind, where + ": " + x.value("detail", ""));
+  }
+  if (r.value("threads_after", 0) > r.value("threads_before", 0)) {
+    std::string d = fmt::format("{}: the process had {} threads before the call and {} after: the "
+                                "candidate left a host thread running",
+                                where, r.value("threads_before", 0), r.value("threads_after", 0));
+    v.flags.push_back({"host_thread", d});
+    v.set(Outcome::Unsafe, "host_thread", d);
+  }
+  std::string le = r.value("launch_error", "");
+  if (!le.empty()) v.set(Outcome::Crash, "launch_error", where + ": " + le);
+  if (r.value("rc", 0) != 0)
+    v.set(Outcome::Crash, "returned_error",
+          fmt::format("{}: kevo_forward returned {}", where, r.value("rc", 0)));
+  if (check_hidden) {
+    double span = r.value("span_ms", 0.0);
+    double wall = r.value("after_stream_ms", 0.0), after = hidden_ms(wall, r.value("after_stream_cpu_ms", wall));
+    // Work the device-wide sync still waited for once the given stream was idle ran elsewhere.
+    if (after > kHiddenWorkMs) {
+      std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after the given stream "
+                                  "finished its {:.2f} ms of work",
+                                  where, after, span);
+      v.flags.push_back({"hidden_work", d});
+      v.set(Outcome::Unsafe, "hidden_work", d);
+    }
+  }
+  return v.outcome == Outcome::Pass;
+}
+
+Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide) {
+  json arr = json::array();
+  for (const auto& spec : task.inputs) {
+    auto shape = task.shape_of(spec, c);
+    if (!shape) return shape.unexpected();
+    auto d = draw_spec(spec, c.dims, seed, wide);
+    if (!d) return d.unexpected();
+    int64_t n = 1;
+    for (auto x : *shape) n *= x;
+    arr.push_back({{"name", spec.name},
+                   {"dtype", static_cast<int>(spec.dtype)},
+                   {"shape", *shape},
+                   {"nbytes", static_cast<size_t>(n) * dtype_size(spec.dtype)},
+                   {"gen", {{"kind", d->kind}, {"a", d->a}, {"b", d->b}, {"lo", d->lo}, {"hi", d->hi}, {"base", d->base}}}});
+  }
+  return arr;
+}
+
+Result<json> output_descs(const Task& task, const Config& c) {
+  json arr = json::array();
+  for (const auto& o : task.outputs) {
+    auto shape = task.shape_of(o, c);
+    if (!shape) return shape.unexpected();
+    int64_t n = 1;
+    for (auto x : *shape) n *= x;
+    arr.push_back({{"name", o.name}, {"dtype", static_cast<int>(o.dtype)}, {"shape", *shape},
+                   {"numel", n}, {"nbytes", static_cast<size_t>(n) * dtype_size(o.dtype)}});
+  }
+  return arr;
+}
+
+std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc) {
+  std::vector<interop::DeviceTensor> out;
+  for (size_t i = 0; i < descs.size(); ++i)
+    out.push_back({descs[i].at("name").get<std::string>(), static_cast<DType>(descs[i].at("dtype").get<int>()),
+                   descs[i].at("shape").get<std::vector<int64_t>>(), ipc.at(i).get<std::string>()});
+  return out;
+}
+
+Comparison comparison_of(const json& j, const char* fail_reason) {
+  // Non-finite values travel as "nan", "inf", "-inf" (JSON has no such numbers).
+  auto num = [&](const char* k) {
+    if (!j.contains(k)) return 0.0;
+    const json& x = j[k];
+    if (x.is_number()) return x.get<double>();
+    std::string t = x.is_string() ? x.get<std::string>() : "nan";
+    return t == "inf" ? HUGE_VAL : t == "-inf" ? -HUGE_VAL : std::nan("");
+  };
+  Comparison c;
+  c.count = j.value("count", int64_t(0));
+  c.mismatches = j.value("mismatches", int64_t(0));
+  c.unwritten = j.value("unwritten", int64_t(0));
+  c.nonfinite = j.value("nonfinite", int64_t(0));
+  c.first_bad = j.value("first_bad", int64_t(-1));
+  c.first_got = num("first_got");
+  c.first_want = num("first_want");
+  c.max_abs_err = num("max_abs_err");
+  c.max_rel_err = num("max_rel_err");
+  c.ok = c.mismatches == 0;
+  if (!c.ok) c.reason = fail_reason ? fail_reason : c.unwritten ? "unwritten" : c.nonfinite ? "nan" : "mismatch";
+  return c;
+}
+
+std::string arch_from_hello(const json& h) {
+  return fmt::format("sm_{}{}", h.value("cc_major", 9), h.value("cc_minor", 0));
+}
+
+}  // namespace kevo

@@ -1,0 +1,53 @@
+// What the checker builds for, and reads from, its runners beyond the typed messages: the request
+// parts every call shares, input and output descriptors, the guard results of a reply, and what
+// a runner's death means for the verdict. Thread-safety: plain functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/compare.h"
+#include "check/verdict.h"
+#include "interop/bridge.h"
+#include "run/runner_client.h"
+#include "task/task.h"
+
+namespace kevo {
+
+// dims, scalars and workspace_bytes of a call on config c.
+json base_request(const Task& task, const Config& c);
+
+// Input descriptors the runners fill on the GPU themselves (task/draw.h): no bytes cross the
+// checker's memory, the arena or the PCIe bus.
+Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide);
+Result<json> output_descs(const Task& task, const Config& c);
+
+// Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
+std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc);
+
+// A comparison made on the GPU by the oracle's runner (runner/device_data.h), in compare.h's terms.
+Comparison comparison_of(const json& j, const char* fail_reason = nullptr);
+
+std::string arch_from_hello(const json& h);
+
+// Classifies a runner that died or reported a fatal CUDA error.
+void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what);
+
+// Runners are reaped in the background (run/runner_client.h); before anything is timed, those of
+// earlier evaluations (or this one's candidate, before PyTorch's timing) must have left the GPU.
+void quiet_gpu();
+
+// Device time after the given stream went idle, bounded by the runner's CPU time over that wait
+// (it spins: a descheduled host is not hidden work).
+double hidden_ms(double after_stream_ms, double after_stream_cpu_ms);
+
+// A device-wide wait longer than this after the given stream finished is work the candidate left
+// elsewhere. Real leftover work is ms; the runner's own teardown of a call is microseconds.
+constexpr double kHiddenWorkMs = 1.0;
+
+// Checks a run reply's guard results; returns false when the verdict is decided.
+bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden);
+
+}  // namespace kevo

@@ -1,0 +1,84 @@
+// One evaluation's state as it moves through the checker's phases (check/evaluator.cpp runs them
+// in order: intake and static checks, compile and processes, correctness, timing, sanitizer,
+// PyTorch). Internal to check/. Thread-safety: one evaluation, one thread.
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "check/evaluator.h"
+#include "check/oracle.h"
+#include "compile/nvcc.h"
+#include "run/protocol.h"
+#include "run/runner_client.h"
+
+namespace kevo {
+
+struct EvalSession {
+  using Clock = std::chrono::steady_clock;
+  using Started = Result<std::pair<std::unique_ptr<RunnerClient>, json>>;
+
+  EvalSession(const Task& t, const EvalOptions& o, Verdict& verdict);
+
+  const Task& task;
+  const EvalOptions& opts;
+  Verdict& v;
+
+  // Processes. `cand` is the only one that ever loads candidate code; `trusted` runs the baseline
+  // (the oracle, and the baseline's timing) or, for the PyTorch oracle, lends inputs to the bridge.
+  std::unique_ptr<RunnerClient> cand, trusted;
+  std::future<Started> cand_start, trusted_start;
+  json hello;
+  std::string arch;
+  CompileOptions compile_options;
+  std::optional<CompileResult> cand_so, base_so;
+  std::unique_ptr<Oracle> oracle;
+  bool dev_data = false;  // inputs drawn and outputs compared on the GPU (needs a device oracle)
+  // The first timing input set's draw descriptors, for PyTorch's timing after the verdict.
+  json torch_set;
+  // The candidate runner's device state before the candidate was loaded (check/timing.h).
+  std::optional<proto::DeviceState> state_at_load;
+
+  // Phases: the current one's time is recorded when the next starts or the verdict ends.
+  void next_phase(const char* name);
+  // Seconds by kind of work, summed over the whole verdict (where the phases' time goes).
+  template <class F>
+  auto timed(const char* what, F&& f) {
+    auto t0 = Clock::now();
+    auto r = f();
+    v.work[what] += std::chrono::duration<double>(Clock::now() - t0).count();
+    return r;
+  }
+  Verdict finish();
+
+  // A runner process spawned on this thread (it dies with the thread that forked it); the wait for
+  // its CUDA context runs in the background, beside the compile.
+  static std::future<Started> start_runner();
+  // Waits for the candidate's runner; false when the verdict is decided (no GPU).
+  bool await_cand();
+  // The trusted runner, started if it was not (an oracle that needs none still times the baseline).
+  bool await_trusted();
+
+ private:
+  Clock::time_point t_start_, t_phase_;
+  std::string phase_ = "setup";
+};
+
+// The candidate's outputs (their IPC handles) against the reference outputs the oracle left in the
+// trusted runner (base/out/<name>), element by element.
+Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_ipc);
+
+// The phases, in order; each returns false once the verdict is decided.
+bool intake_phase(EvalSession& s);
+bool compile_phase(EvalSession& s);
+bool oracle_phase(EvalSession& s);
+bool load_phase(EvalSession& s);
+bool correctness_phase(EvalSession& s);
+void timing_phase(EvalSession& s);
+void sanitize_phase(EvalSession& s);
+void pytorch_phase(EvalSession& s);
+
+}  // namespace kevo

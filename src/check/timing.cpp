@@ -1,0 +1,379 @@
+#include "check/timing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "check/output_sums.h"
+#include "check/outside_clock.h"
+#include "check/runner_replies.h"
+#include "run/protocol.h"
+#include "task/draw.h"
+#include "time/stats.h"
+
+namespace kevo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays well under
+// 1% of it, and short enough that the three series alternate often (drift cancels).
+constexpr double kBatchMs = 15.0;
+constexpr int kMinBatchCalls = 2, kMaxBatchCalls = 512;
+// Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
+// each median has an interval; and a ceiling for very fast kernels.
+constexpr int kMinRounds = 6, kMaxRounds = 400;
+// The baseline's runner finding its first L2 flush of a batch this much slower than its other
+// flushes means the GPU was still busy with work the candidate's runner left behind when it replied.
+constexpr double kBusyFlushMs = 0.5;
+
+enum class SeriesKind { Candidate, Baseline, Around };
+
+struct Series {
+  SeriesKind kind;
+  RunnerClient* runner = nullptr;
+  std::string slot;
+  std::vector<BatchWall> walls;
+  std::vector<double> call_ms, first_flush_ms, other_flush_ms;
+  std::vector<std::string> outputs_ipc;
+  const char* name() const {
+    return kind == SeriesKind::Candidate ? "the candidate" : kind == SeriesKind::Baseline ? "the baseline" : "the work around calls";
+  }
+};
+
+double mean(const std::vector<double>& x) {
+  return x.empty() ? 0 : std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+}
+
+double median(std::vector<double> x) {
+  if (x.empty()) return 0;
+  std::nth_element(x.begin(), x.begin() + static_cast<long>(x.size() / 2), x.end());
+  return x[x.size() / 2];
+}
+
+class TimingRun {
+ public:
+  TimingRun(const TimingSetup& s, Verdict& v) : s_(s), v_(v) {}
+  void run();
+
+ private:
+  bool prepare();
+  std::optional<proto::TimeBatchReply> batch(Series& s, int n, uint64_t first_call, bool record);
+  bool check_candidate(const proto::TimeBatchReply& r, const std::string& where);
+  bool check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call);
+  bool calibrate();
+  bool stable() const;
+  bool check_last_output(uint64_t last_call);
+  void check_trusted_starts();
+  void finish();
+
+  const TimingSetup& s_;
+  Verdict& v_;
+  std::vector<proto::TensorDesc> inputs_, outputs_;
+  json base_req_;
+  uint64_t sums_key_ = 0, next_call_ = 0;
+  int k_ = kMinBatchCalls;
+  std::optional<proto::DeviceState> state0_;
+  std::vector<Series> series_;
+  std::string where_;
+};
+
+bool TimingRun::prepare() {
+  const Task& task = *s_.task;
+  auto ins = drawn_inputs(task, *s_.config, s_.seed + 7777, false);
+  auto outs = output_descs(task, *s_.config);
+  if (!ins || !outs) {
+    v_.set(Outcome::InfraError, "task", (!ins ? ins.error() : outs.error()).message);
+    return false;
+  }
+  for (const auto& d : *ins) inputs_.push_back(d.get<proto::TensorDesc>());
+  for (const auto& d : *outs) outputs_.push_back(d.get<proto::TensorDesc>());
+  base_req_ = base_request(task, *s_.config);
+  sums_key_ = draw_mix(s_.seed ^ 0x5eedc0de);
+  next_call_ = draw_mix(s_.seed) >> 16;  // call numbers a candidate cannot guess from earlier evaluations
+  where_ = fmt::format("timing on config '{}'", s_.config->name);
+  state0_ = s_.state_at_load;
+  series_.push_back({SeriesKind::Candidate, s_.cand, "cand"});
+  if (s_.has_baseline) series_.push_back({SeriesKind::Baseline, s_.trusted, "base"});
+  series_.push_back({SeriesKind::Around, s_.trusted, ""});
+  return true;
+}
+
+std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t first_call, bool record) {
+  proto::TimeBatchRequest q;
+  q.slot = s.slot;
+  q.inputs = inputs_;
+  q.outputs = outputs_;
+  q.scalars = base_req_["scalars"].get<std::vector<double>>();
+  q.dims = base_req_["dims"].get<std::vector<int64_t>>();
+  q.workspace_bytes = base_req_["workspace_bytes"].get<uint64_t>();
+  q.first_call = first_call;
+  q.calls = n;
+  q.flush_bytes = 2 * s_.l2_bytes + (8 << 20);
+  q.sums_key = sums_key_;
+  q.export_outputs = s.kind == SeriesKind::Candidate && s.outputs_ipc.empty();
+  q.state = s.kind == SeriesKind::Candidate;
+  json req = q;
+  req["cmd"] = "time_batch";
+  auto timeout = s_.call_timeout + std::chrono::milliseconds(static_cast<int64_t>(n * 2000));
+  auto t0 = Clock::now();
+  auto r = s.runner->call(req, timeout);
+  const double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (!r || !r->value("ok", false)) {
+    if (s.kind == SeriesKind::Candidate) {
+      classify_death(v_, *s.runner, r ? &*r : nullptr, where_);
+      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+    } else {
+      v_.set(Outcome::InfraError, "baseline",
+             fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r ? r->value("error", r->dump()) : r.error().message));
+    }
+    return std::nullopt;
+  }
+  auto decoded = proto::decode<proto::TimeBatchReply>(*r, "time_batch reply");
+  if (!decoded) {
+    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, "timing_forged",
+           fmt::format("{}: {}'s runner: {}", where_, s.name(), decoded.error().message));
+    return std::nullopt;
+  }
+  auto rep = std::move(*decoded);
+  if (rep.call_ms.size() != static_cast<size_t>(n) || rep.sums.size() != static_cast<size_t>(n)) {
+    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, "timing_forged",
+           fmt::format("{}: {}'s runner answered for {} calls of {}", where_, s.name(), rep.call_ms.size(), n));
+    return std::nullopt;
+  }
+  if (!rep.outputs_ipc.empty()) s.outputs_ipc = rep.outputs_ipc;
+  if (record) {
+    s.walls.push_back({n, wall});
+    s.call_ms.insert(s.call_ms.end(), rep.call_ms.begin(), rep.call_ms.end());
+    if (!rep.flush_ms.empty()) {
+      s.first_flush_ms.push_back(rep.flush_ms.front());
+      s.other_flush_ms.insert(s.other_flush_ms.end(), rep.flush_ms.begin() + 1, rep.flush_ms.end());
+    }
+  }
+  return rep;
+}
+
+// The candidate's runner's guards, and the state it leaves behind.
+bool TimingRun::check_candidate(const proto::TimeBatchReply& r, const std::string& where) {
+  for (const auto& x : r.violations) {
+    v_.flags.push_back({x.kind, where + ": " + x.detail});
+    v_.set(Outcome::Unsafe, x.kind, where + ": " + x.detail);
+  }
+  if (r.threads_after > r.threads_before) {
+    std::string d = fmt::format("{}: the process had {} threads before the batch and {} after: the candidate "
+                                "left a host thread running",
+                                where, r.threads_before, r.threads_after);
+    v_.flags.push_back({"host_thread", d});
+    v_.set(Outcome::Unsafe, "host_thread", d);
+  }
+  if (!r.launch_error.empty()) v_.set(Outcome::Crash, "launch_error", where + ": " + r.launch_error);
+  for (int rc : r.rc)
+    if (rc != 0) v_.set(Outcome::Crash, "returned_error", fmt::format("{}: kevo_forward returned {}", where, rc));
+  if (double after = hidden_ms(r.after_stream_ms, r.after_stream_cpu_ms); after > kHiddenWorkMs) {
+    std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after a timed batch on the given stream "
+                                "finished ({:.2f} ms of work)",
+                                where, after, r.span_ms);
+    v_.flags.push_back({"hidden_work", d});
+    v_.set(Outcome::Unsafe, "hidden_work", d);
+  }
+  if (r.state_before && !state0_) state0_ = r.state_before;
+  for (const auto* st : {&r.state_before, &r.state_after})
+    if (*st && state0_ && !(**st == *state0_)) {
+      std::string d = fmt::format("{}: the candidate changed device or stream state that persists after its "
+                                  "call: {}",
+                                  where, state0_->diff(**st));
+      v_.flags.push_back({"device_state", d});
+      v_.set(Outcome::Unsafe, "device_state", d);
+      break;
+    }
+  return v_.outcome == Outcome::Pass;
+}
+
+// Every timed call's outputs against the baseline's for the same call numbers (the same inputs).
+bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call) {
+  Tolerance tol = s_.task->tolerance_for(s_.task->precision());
+  for (size_t i = 0; i < cand.sums.size() && i < base.sums.size(); ++i)
+    for (size_t o = 0; o < outputs_.size() && o < cand.sums[i].size() && o < base.sums[i].size(); ++o) {
+      SumsCheck c = compare_sums(cand.sums[i][o], base.sums[i][o], tol);
+      if (c.ok) continue;
+      v_.set(Outcome::Incorrect, "timed_output",
+             fmt::format("{}: the output '{}' of timed call {} (fresh inputs) is wrong: {}", where_,
+                         outputs_[o].name, first_call + i, c.why));
+      return false;
+    }
+  return true;
+}
+
+// Two untimed batches per series: warm-up, and the batch size k that makes a batch ~kBatchMs long.
+bool TimingRun::calibrate() {
+  double per_call = 0;
+  for (auto& s : series_) {
+    auto r = batch(s, kMinBatchCalls, next_call_, false);
+    if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
+    per_call = std::max(per_call, mean(r->call_ms) + mean(r->flush_ms));
+  }
+  next_call_ += kMinBatchCalls;
+  k_ = std::clamp(static_cast<int>(std::ceil(kBatchMs / std::max(per_call, 1e-3))), kMinBatchCalls, kMaxBatchCalls);
+  for (auto& s : series_) {
+    auto r = batch(s, k_, next_call_, false);
+    if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
+  }
+  next_call_ += static_cast<uint64_t>(k_);
+  return true;
+}
+
+bool TimingRun::stable() const {
+  auto rel = [](const std::vector<double>& x) {
+    Summary m = summarize(x);
+    return m.median > 0 ? (m.median_hi - m.median_lo) / 2 / m.median : 1.0;
+  };
+  for (const auto& s : series_)
+    if (s.kind != SeriesKind::Around && rel(s.call_ms) > s_.target_rel_ci) return false;
+  Slope c = fit_slope(series_.front().walls), a = fit_slope(series_.back().walls);
+  double outside = c.per_call_ms - a.per_call_ms;
+  return c.ok && a.ok && outside > 0 && std::hypot(c.ci_ms, a.ci_ms) <= kOutsideTolerance / 2 * outside;
+}
+
+void TimingRun::run() {
+  auto t0 = Clock::now();
+  if (!prepare() || !calibrate()) return;
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  uint64_t last_call = 0;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const int n = round % 2 == 0 ? k_ : 2 * k_;
+    const uint64_t first = next_call_;
+    next_call_ += static_cast<uint64_t>(n);
+    std::optional<proto::TimeBatchReply> cand, base;
+    // The series take turns going first, so each follows each of the others as often.
+    for (size_t j = 0; j < series_.size(); ++j) {
+      Series& s = series_[(j + static_cast<size_t>(round)) % series_.size()];
+      auto r = batch(s, n, first, true);
+      if (!r) return;
+      if (s.kind == SeriesKind::Candidate) {
+        if (!check_candidate(*r, where_)) return;
+        cand = std::move(r);
+      } else if (s.kind == SeriesKind::Baseline) {
+        base = std::move(r);
+      }
+    }
+    if (cand && base && !check_sums(*cand, *base, first)) return;
+    last_call = first + static_cast<uint64_t>(n) - 1;
+    if (round + 1 >= kMinRounds && (elapsed() >= s_.budget_s || stable())) break;
+  }
+  if (!check_last_output(last_call)) return;
+  check_trusted_starts();
+  finish();
+}
+
+// The last timed call's outputs, element by element: against the baseline's last call (the same
+// inputs) where it lies, or against the oracle when there is no baseline.
+bool TimingRun::check_last_output(uint64_t last_call) {
+  const Series& cand = series_.front();
+  if (cand.outputs_ipc.size() != outputs_.size()) return true;
+  if (!s_.has_baseline) {
+    if (!s_.validate_last) {
+      v_.flags.push_back({"timed_output_unchecked", "no baseline and no oracle on the GPU: timed outputs not validated"});
+      return true;
+    }
+    json ins = json::array(), outs = json::array();
+    for (auto d : inputs_) {
+      d.gen->base = draw_call_base(d.gen->base, last_call);
+      ins.push_back(d);
+    }
+    for (const auto& d : outputs_) outs.push_back(d);
+    if (auto st = s_.validate_last(ins, outs, cand.outputs_ipc); !st)
+      v_.set(Outcome::Incorrect, "timed_output",
+             fmt::format("{}: the output of the last timed call is wrong: {}", where_, st.error().message));
+    return v_.outcome == Outcome::Pass;
+  }
+  if (!s_.compare_ipc) return true;  // every call's sums were compared already
+  Tolerance tol = s_.task->tolerance_for(s_.task->precision());
+  json jo = json::array();
+  for (size_t o = 0; o < outputs_.size(); ++o)
+    jo.push_back({{"ipc", cand.outputs_ipc[o]}, {"dtype", outputs_[o].dtype}, {"numel", outputs_[o].numel},
+                  {"nbytes", outputs_[o].nbytes}, {"ref", "tb/base/out/" + outputs_[o].name},
+                  {"ref_nbytes", outputs_[o].nbytes}, {"check_poison", true}});
+  auto r = s_.trusted->call({{"cmd", "compare"}, {"atol", tol.atol}, {"rtol", tol.rtol}, {"outputs", jo},
+                             {"inputs", json::array()}},
+                            s_.call_timeout * 3);
+  if (!r || !r->value("ok", false)) {
+    if (auto ping = s_.cand->call({{"cmd", "hello"}}, std::chrono::seconds(10)); !ping) {
+      classify_death(v_, *s_.cand, nullptr, where_ + " (after the last batch)");
+      return false;
+    }
+    v_.set(Outcome::InfraError, "compare", fmt::format("{}: {}", where_, r ? r->value("error", r->dump()) : r.error().message));
+    return false;
+  }
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    Comparison c = comparison_of((*r)["outputs"][o]["cmp"]);
+    if (!c.ok) {
+      v_.set(Outcome::Incorrect, "timed_output",
+             fmt::format("{}: the output '{}' of the last timed call is wrong: {}", where_, outputs_[o].name,
+                         c.describe(outputs_[o].shape)));
+      return false;
+    }
+  }
+  return true;
+}
+
+// A candidate's runner that answers before its GPU work is done leaves that work to slow down
+// whatever runs next: the trusted runner sees its first flush of a batch delayed.
+void TimingRun::check_trusted_starts() {
+  for (const auto& s : series_) {
+    if (s.kind == SeriesKind::Candidate || s.runner == s_.cand || s.other_flush_ms.empty()) continue;
+    const double usual = median(s.other_flush_ms);
+    const double worst = s.first_flush_ms.empty() ? 0 : *std::max_element(s.first_flush_ms.begin(), s.first_flush_ms.end());
+    // Count only systematic delays: over half of the first flushes slow is not a context switch.
+    int slow = 0;
+    for (double f : s.first_flush_ms) slow += f > usual + kBusyFlushMs;
+    if (slow * 2 > static_cast<int>(s.first_flush_ms.size())) {
+      std::string d = fmt::format("{}: {} found the GPU busy at the start of {} of {} batches (first flush up to "
+                                  "{:.3f} ms, usually {:.3f} ms): the candidate's runner replied before its work "
+                                  "had finished",
+                                  where_, s.name(), slow, s.first_flush_ms.size(), worst, usual);
+      v_.flags.push_back({"hidden_work", d});
+      v_.set(Outcome::Unsafe, "hidden_work", d);
+      return;
+    }
+  }
+}
+
+void TimingRun::finish() {
+  const Series& cand = series_.front();
+  const Series& around = series_.back();
+  Timing t;
+  t.config = s_.config->name;
+  t.candidate = summarize(cand.call_ms);
+  OutsideCheck oc = check_outside(mean(cand.call_ms), fit_slope(cand.walls), fit_slope(around.walls));
+  t.outside = oc;
+  t.batch_calls = k_;
+  t.rounds = static_cast<int>(cand.walls.size());
+  t.around_ms = fit_slope(around.walls).per_call_ms;
+  if (s_.has_baseline) {
+    const Series& base = series_[1];
+    t.has_baseline = true;
+    t.baseline = summarize(base.call_ms);
+    t.speedup = median_ratio(base.call_ms, cand.call_ms);
+    t.outside_baseline = check_outside(mean(base.call_ms), fit_slope(base.walls), fit_slope(around.walls));
+  }
+  if (oc.verdict == OutsideVerdict::Forged)
+    v_.set(Outcome::Unsafe, "timing_forged",
+           fmt::format("{}: the candidate's process reports faster calls than the checker's clock measured: {}",
+                       where_, oc.detail));
+  else if (oc.verdict == OutsideVerdict::Unmeasured)
+    v_.flags.push_back({"timing_unconfirmed", oc.detail});
+  v_.timing = t;
+}
+
+}  // namespace
+
+void run_timing(const TimingSetup& s, Verdict& v) {
+  auto t0 = Clock::now();
+  TimingRun(s, v).run();
+  v.work["timing_session"] += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace kevo

@@ -1,0 +1,47 @@
+// The timing phase: the candidate and the baseline, each in its own process, timed in alternating
+// batches on the main config, with every figure the candidate's process reports checked from
+// outside it:
+//  - its CUDA event times against the checker's own clock (check/outside_clock.h): timing_forged;
+//  - every timed call's output against the baseline's for the same fresh inputs
+//    (check/output_sums.h), and the last call's output element by element: timed_output;
+//  - device limits, cache configuration and its stream's attributes before and after: device_state;
+//  - work still running after a batch (its own device-wide wait, and the baseline's runner finding
+//    the GPU busy when its batch starts): hidden_work.
+// The baseline's figures come from a process no candidate code ever entered.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "check/verdict.h"
+#include "run/protocol.h"
+#include "run/runner_client.h"
+#include "task/task.h"
+
+namespace kevo {
+
+struct TimingSetup {
+  const Task* task = nullptr;
+  const Config* config = nullptr;
+  RunnerClient* cand = nullptr;     // holds slot "cand"
+  RunnerClient* trusted = nullptr;  // no candidate code ever: holds "base" when has_baseline; may be
+                                    // cand itself when the candidate is the task's own baseline
+  bool has_baseline = false;
+  // The candidate's runner's device state before its library was loaded (the load reply).
+  std::optional<proto::DeviceState> state_at_load;
+  bool compare_ipc = true;  // the last timed output compared element by element through CUDA IPC
+  uint64_t seed = 0;
+  size_t l2_bytes = size_t(50) << 20;
+  double budget_s = 4.0;
+  double target_rel_ci = 0.01;
+  std::chrono::milliseconds call_timeout{20000};
+  // Without a baseline: validates the candidate's last timed output (its inputs' descriptors and
+  // the output buffers' IPC handles) against the oracle; empty: not validated (flagged).
+  std::function<Status(const json& inputs, const json& outputs, const json& outputs_ipc)> validate_last;
+};
+
+// Sets v.timing (and v.work["timing_session"]), or decides the verdict.
+void run_timing(const TimingSetup& s, Verdict& v);
+
+}  // namespace kevo

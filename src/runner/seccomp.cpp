@@ -1,0 +1,58 @@
+#include "runner/seccomp.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+#ifdef KEVO_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
+#include <cstring>
+
+namespace kevo::runner {
+
+#ifdef KEVO_HAVE_SECCOMP
+namespace {
+
+struct Ctx {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  ~Ctx() {
+    if (ctx) seccomp_release(ctx);
+  }
+};
+
+int deny(scmp_filter_ctx c, int nr, int err = EPERM) {
+  return seccomp_rule_add(c, SCMP_ACT_ERRNO(static_cast<uint32_t>(err)), nr, 0);
+}
+
+}  // namespace
+
+SandboxStatus install_candidate_filter() {
+  SandboxStatus st;
+  Ctx f;
+  if (!f.ctx) return {false, "seccomp_init failed"};
+  int rc = 0;
+  for (int nr : {SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(ptrace),
+                 SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(kcmp), SCMP_SYS(pidfd_getfd)})
+    rc |= deny(f.ctx, nr);
+  rc |= deny(f.ctx, SCMP_SYS(clone3), ENOSYS);
+  // clone without CLONE_THREAD starts a process.
+  rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  for (int nr : {SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect)})
+    rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
+                         SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC | PROT_WRITE, PROT_EXEC | PROT_WRITE));
+  if (rc != 0) return {false, std::string("seccomp_rule_add: ") + std::strerror(-rc)};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {false, std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno)};
+  if ((rc = seccomp_load(f.ctx)) != 0) return {false, std::string("seccomp_load: ") + std::strerror(-rc)};
+  st.installed = true;
+  return st;
+}
+#else
+SandboxStatus install_candidate_filter() { return {false, "built without libseccomp"}; }
+#endif
+
+}  // namespace kevo::runner

@@ -1,0 +1,112 @@
+// kevo-runner's request handler: the only code that loads candidate libraries. It talks to the
+// checker over fds 3 (shared arena), 4 (requests) and 5 (replies); its stdout goes to stderr so a
+// candidate's printf cannot corrupt the protocol. It never sees reference outputs of its own
+// candidate: it returns what the candidate wrote (or its summaries), and the checker decides.
+// Everything it reports after a candidate was loaded is untrusted: the checker confirms it from
+// outside (check/outside_clock.h, check/output_sums.h). Single-threaded.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <kevo/kernel.h>
+
+#include "run/channel.h"
+#include "run/protocol.h"
+
+namespace kevo::runner {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using ForwardFn = int (*)(const kevo_args*);
+
+constexpr int kArenaFd = 3, kRequestFd = 4, kReplyFd = 5;
+
+// A sticky CUDA error: the context is gone; the runner replies and exits.
+struct Fatal {
+  std::string what;
+};
+
+std::string cuda_err(cudaError_t e);
+
+#define CUDA_OR_FATAL(call)                                                          \
+  do {                                                                               \
+    cudaError_t e_ = (call);                                                         \
+    if (e_ != cudaSuccess) throw ::kevo::runner::Fatal{#call ": " + ::kevo::runner::cuda_err(e_)}; \
+  } while (0)
+
+int count_threads();
+// CPU time of this thread. The runner waits for the device by spinning (cudaDeviceScheduleSpin),
+// so a device-wide wait that burns little CPU time was the host being descheduled (a loaded
+// machine), not the device being busy with hidden work.
+double thread_cpu_ms();
+double ms_since(Clock::time_point t0);
+
+struct DevBuf {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
+class RunnerService {
+ public:
+  RunnerService();
+  json handle(const json& req);
+
+ private:
+  // service.cpp: set-up, loading, buffers
+  void init();
+  json hello();
+  json load(const json& req);
+  void* buffer(const std::string& key, size_t bytes, bool fresh);
+  void release(const std::string& key);
+  void release_prefix(const std::string& prefix);
+  static kevo_tensor to_tensor(const json& d, void* ptr);
+  static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
+  void materialize(const json& d, void* p);
+  static std::string export_ipc(void* p);
+
+  // data_plane.cpp: correctness calls and the comparisons of the oracle's runner
+  struct Call {
+    int rc = 0;
+    double span_ms = 0, wall_ms = 0, after_stream_ms = 0, after_stream_cpu_ms = 0;
+    int threads_before = 0, threads_after = 0;
+    std::string launch_error;
+  };
+  Call call_once(ForwardFn fn, const kevo_args& a);
+  json violations_json();
+  kevo_args make_args(const std::vector<double>& scalars, const std::vector<int64_t>& dims,
+                      std::vector<kevo_tensor>& ins, std::vector<kevo_tensor>& outs, void* ws, size_t wsb);
+  json run(const json& req);
+  json compare(const json& req);
+  json materialize_for_export(const json& req);
+  json collect(const json& req);
+  json release_prefixes(const json& req);
+  std::string check_arena(const json& req);
+  void flush_l2();
+
+  // time_batch.cpp: timed batches (see proto::TimeBatchRequest)
+  json time_batch(const json& req);
+  proto::DeviceState device_state();
+
+  // ceilings.cpp: the device's measured ceilings
+  json bandwidth(const json& req);
+  json probe(const json& req);
+
+  kevo::Arena arena_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
+  std::map<std::string, ForwardFn> fns_;
+  std::map<std::string, void*> handles_;
+  std::map<std::string, DevBuf> bufs_;
+  std::vector<cudaEvent_t> events_;  // time_batch's, reused
+  size_t alloc_limit_ = size_t(8) << 30;
+  size_t flush_bytes_ = 0;  // the L2 flush before every call (run and time_batch alike)
+  uint64_t shift_ = 0, round_ = 0;
+  bool sandboxed_ = false;
+};
+
+}  // namespace kevo::runner

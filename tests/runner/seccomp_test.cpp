@@ -1,0 +1,94 @@
+// The candidate runner's seccomp filter, installed in a child process: what a kernel never needs
+// is refused (EPERM), what the CUDA runtime needs (threads, plain memory) still works. And the
+// runner binary itself is linked with full RELRO and immediate binding.
+#include "runner/seccomp.h"
+
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "util/subprocess.h"
+
+using namespace kevo;
+
+namespace {
+
+// Runs `probe` in a child after installing the filter; the child's exit code is the probe's.
+int in_sandbox(int (*probe)()) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto st = runner::install_candidate_filter();
+    if (!st.installed) _exit(100);
+    _exit(probe());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
+bool have_filter() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(runner::install_candidate_filter().installed ? 0 : 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+TEST(Seccomp, RefusesProcessesTracingAndExecutableMemory) {
+  if (!have_filter()) GTEST_SKIP() << "built without libseccomp (or the kernel refuses filters): not tested";
+  // fork: refused.
+  EXPECT_EQ(in_sandbox([] { return fork() < 0 && errno == EPERM ? 0 : 1; }), 0);
+  // execve: refused.
+  EXPECT_EQ(in_sandbox([] {
+              char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+              execv("/bin/true", argv);
+              return errno == EPERM ? 0 : 1;
+            }),
+            0);
+  // Making memory executable after the fact, or writable and executable at once: refused.
+  EXPECT_EQ(in_sandbox([] {
+              void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+              if (p == MAP_FAILED) return 2;
+              return mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0 && errno == EPERM ? 0 : 1;
+            }),
+            0);
+  EXPECT_EQ(in_sandbox([] {
+              void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+              return p == MAP_FAILED && errno == EPERM ? 0 : 1;
+            }),
+            0);
+}
+
+TEST(Seccomp, ThreadsAndPlainMemoryStillWork) {
+  if (!have_filter()) GTEST_SKIP() << "built without libseccomp (or the kernel refuses filters): not tested";
+  EXPECT_EQ(in_sandbox([] {
+              int x = 0;
+              std::thread t([&] { x = 1; });
+              t.join();
+              void* p = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+              if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ) != 0) return 2;
+              return x == 1 ? 0 : 1;
+            }),
+            0);
+}
+
+TEST(RunnerBinary, FullRelroAndBindNow) {
+  std::filesystem::path bin = std::filesystem::path(KEVO_BINARY_DIR) / "bin" / "kevo-runner";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "kevo-runner not built here (no CUDA toolkit)";
+  if (!find_program("readelf")) GTEST_SKIP() << "readelf not installed";
+  RunOptions o;
+  o.argv = {"readelf", "-d", "-l", bin.string()};
+  auto r = run_process(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->out.find("GNU_RELRO"), std::string::npos);
+  EXPECT_NE(r->out.find("BIND_NOW"), std::string::npos) << "kevo-runner must be linked with -z now";
+}

@@ -18,7 +18,7 @@ std::string top_level_name(const CLI::App& app) {
 bool takes_value(const CLI::App& app, const std::string& arg) {
   if (arg.find('=') != std::string::npos) return false;
   const CLI::Option* opt = app.get_option_no_throw(arg);
-  return opt && opt->get_type_size_max() > 0;
+  return opt && opt->get_items_expected_max() > 0;
 }
 
 bool has_positionals(const CLI::App& app) {

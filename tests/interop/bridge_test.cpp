@@ -141,7 +141,6 @@ TEST(Bridge, MalformedFilesFailClearly) {
   };
   for (const Case& c : {Case{"malformed/syntax_error.py", "SyntaxError"},
                         Case{"malformed/no_get_inputs.py", "no_get_inputs.py: defines no get_inputs() function"},
-                        Case{"malformed/tensor_attribute.py", "tensor attribute 'scale' that is neither a parameter"},
                         Case{"malformed/returns_dict.py", "forward returned dict"},
                         Case{"malformed/float64.py", "torch.float64 has no kevo equivalent"}}) {
     Status s = b->load(data(c.file));

@@ -51,15 +51,15 @@ std::vector<Dims> tries_for(const Variant& v, const std::vector<std::string>& si
     }
     return d;
   };
-  std::vector<std::vector<std::string>> groups;
-  if (!v.one_size) groups.push_back(sizes);
-  for (const auto& g : by_size(sizes, base)) groups.push_back({g});
-  for (int level = 0; level <= 6; ++level)
-    for (const auto& grp : groups) {
-      if (level > 0 && grp.size() == 1 && groups.size() > 1 && level > 3) continue;
-      Dims d = changed_only(grp, level);
-      if (d != base) out.push_back(d);
-    }
+  auto add = [&](const std::vector<std::string>& grp, int level) {
+    Dims d = changed_only(grp, level);
+    if (d != base) out.push_back(d);
+  };
+  // The whole change with ever larger kept factors, then one size at a time.
+  if (!v.one_size)
+    for (int level = 0; level <= 6; ++level) add(sizes, level);
+  for (int level = 0; level <= 2; ++level)
+    for (const auto& g : by_size(sizes, base)) add({g}, level);
   return out;
 }
 

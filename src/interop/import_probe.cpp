@@ -182,6 +182,7 @@ void sample_stats(const Ctx& c, ProblemShape& p) {
   });
   if (input_bytes(p.configs.front().probe.slots) <= kStatsBytesLimit) order.insert(order.begin(), &p.configs.front());
   for (const FoundConfig* cf : order) {
+    if (input_bytes(cf->probe.slots) > kStatsBytesCeiling) break;
     Dims sizes;
     for (const auto& g : p.sizes) sizes[g] = cf->dims.at(g);
     if (!c.b.load(c.file, overrides_for(sizes, p.tied), c.seed, false)) continue;
@@ -197,7 +198,8 @@ void sample_stats(const Ctx& c, ProblemShape& p) {
     return;
   }
   p.stats_dims = p.base_dims;
-  p.notes.push_back("no config could be materialized for value statistics: inputs drawn from normal(0, 1)");
+  p.notes.push_back("no config small enough to materialize for value statistics: floating-point tensors "
+                    "drawn from uniform(0, 1)");
 }
 
 // 4. FLOPs from the counted records at main, the probes and the other configs.

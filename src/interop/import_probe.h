@@ -40,6 +40,8 @@ struct ProblemShape {
 // Bytes the inputs and weights of the main config may take before statistics are sampled at a
 // smaller config instead (materializing them is what a shapes-only import avoids).
 constexpr double kStatsBytesLimit = 64.0 * 1024 * 1024;
+// No config above this is materialized for statistics at all (the defaults are used instead).
+constexpr double kStatsBytesCeiling = 1024.0 * 1024 * 1024;
 
 // `where` names the file in errors.
 Result<ProblemShape> analyze_problem(TorchBridge& b, const std::filesystem::path& file,

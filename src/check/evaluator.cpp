@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "check/intake.h"
 #include "check/runner_replies.h"
 #include "check/session.h"
 #include "check/timing.h"
@@ -177,11 +178,26 @@ bool intake_phase(EvalSession& s) {
                         task.dir.string()));
     return false;
   }
+  // A candidate's text is untrusted: size first (before reading it), then UTF-8 and exactly one
+  // kevo_forward (check/intake.h); each a compile_error with its own reason, never an internal error.
+  IntakeOptions io;
+  auto refuse = [&](const IntakeFinding& f) {
+    s.v.set(Outcome::CompileError, std::string("intake:") + to_string(f.code), f.message);
+    return false;
+  };
+  if (!s.opts.baseline_mode) {
+    std::error_code ec;
+    auto n = fs::file_size(s.opts.candidate, ec);
+    if (!ec)
+      if (auto f = check_size(n, io)) return refuse(*f);
+  }
   auto src = read_file(s.opts.baseline_mode ? task.baseline_path() : s.opts.candidate);
   if (!src) {
     s.v.set(Outcome::InfraError, "input", src.error().message);
     return false;
   }
+  if (!s.opts.baseline_mode)
+    if (auto f = check_intake(*src, io)) return refuse(*f);
   StaticCheckOptions sco;
   sco.allow_cublas = task.allow_cublas;
   sco.allow_cudnn = task.allow_cudnn;
@@ -255,6 +271,14 @@ bool compile_phase(EvalSession& s) {
     return false;
   }
   s.cand_so = *cres;
+  // The compiled library must export kevo_forward itself (not only a C++-mangled one).
+  if (auto ex = confirm_exports(cres->so_path); !ex) {
+    s.v.set(Outcome::InfraError, "compiler", ex.error().message);
+    return false;
+  } else if (*ex) {
+    s.v.set(Outcome::CompileError, std::string("intake:") + to_string((*ex)->code), (*ex)->message);
+    return false;
+  }
   if (opts.compile_only || opts.baseline_mode || !s.task.has_baseline()) return true;
   // The baseline, for timing and as the oracle unless the task or mode says otherwise. Tasks
   // imported from PyTorch may have none yet: then the candidate is timed alone.

@@ -7,39 +7,30 @@
 #include <map>
 
 namespace kevo {
-namespace {
-
-struct Median {
-  double value = 0, half_ci = 0;
-};
-
-// Median with a ~95% order-statistic interval (as the runner's stopping rule).
-Median median_of(std::vector<double> s) {
-  std::sort(s.begin(), s.end());
-  Median m;
-  size_t n = s.size();
-  m.value = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-  double r = 0.98 * std::sqrt(static_cast<double>(n));
-  auto lo = static_cast<size_t>(std::max(0.0, std::floor(static_cast<double>(n) / 2 - r)));
-  auto hi = static_cast<size_t>(std::min(static_cast<double>(n - 1), std::ceil(static_cast<double>(n) / 2 + r)));
-  m.half_ci = (s[hi] - s[lo]) / 2;
-  return m;
-}
-
-}  // namespace
-
 Slope fit_slope(const std::vector<BatchWall>& walls) {
-  std::map<int, std::vector<double>> by_n;
-  for (const auto& w : walls) by_n[w.calls].push_back(w.wall_ms);
+  std::map<int, int> sizes;
+  for (const auto& w : walls) ++sizes[w.calls];
   Slope s;
   s.batches = static_cast<int>(walls.size());
-  if (by_n.size() != 2) return s;
-  auto small = by_n.begin(), big = std::next(small);
-  if (small->second.size() < 2 || big->second.size() < 2 || small->first <= 0) return s;
-  Median a = median_of(small->second), b = median_of(big->second);
-  double dn = big->first - small->first;
-  s.per_call_ms = (b.value - a.value) / dn;
-  s.ci_ms = (a.half_ci + b.half_ci) / dn;
+  if (sizes.size() < 2) return s;
+  for (const auto& [n, count] : sizes)
+    if (count < 2 || n <= 0) return s;
+  // Least squares of wall on calls: every batch counts (with few batches per size, medians' order
+  // statistics would span the whole range). The slope's standard error gives the interval.
+  double mx = 0, my = 0;
+  for (const auto& w : walls) mx += w.calls, my += w.wall_ms;
+  const double m = static_cast<double>(walls.size());
+  mx /= m;
+  my /= m;
+  double sxx = 0, sxy = 0;
+  for (const auto& w : walls) sxx += (w.calls - mx) * (w.calls - mx), sxy += (w.calls - mx) * (w.wall_ms - my);
+  s.per_call_ms = sxy / sxx;
+  double rss = 0;
+  for (const auto& w : walls) {
+    double r = w.wall_ms - (my + s.per_call_ms * (w.calls - mx));
+    rss += r * r;
+  }
+  s.ci_ms = 2.0 * std::sqrt(rss / std::max(1.0, m - 2) / sxx);  // ~95%: two standard errors
   s.ok = true;
   return s;
 }

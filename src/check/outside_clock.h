@@ -1,8 +1,8 @@
 // The checker's own clock on a runner's timed work. A runner that loaded a candidate can forge
 // anything it reports, its CUDA event times included; what it cannot forge is how long the checker
 // waits for its reply. Batches of n calls (n alternating between k and 2k, each batch ending in a
-// device-wide synchronize) are timed from request to reply: the per-call cost is the slope
-// (W(2k) - W(k)) / k, in which the fixed costs (the pipe, the synchronize) cancel. The work around
+// device-wide synchronize) are timed from request to reply: the per-call cost is the slope of wall
+// time on calls (least squares), in which the fixed costs (the pipe, the synchronize) cancel. The work around
 // each call (input draw, poison, L2 flush, output sums) is measured the same way in the
 // baseline's runner, which no candidate entered, and subtracted. An in-process figure is believed
 // only when it is not below that outside figure by more than the tolerance.
@@ -27,11 +27,12 @@ struct BatchWall {
 struct Slope {
   bool ok = false;
   double per_call_ms = 0;
-  double ci_ms = 0;  // ~95% half-width (order statistics of the two medians)
+  double ci_ms = 0;  // ~95% half-width (two standard errors of the least-squares slope)
   int batches = 0;
 };
 
-// Needs batches of exactly two sizes k < 2k, at least two of each; otherwise !ok.
+// The least-squares slope of wall time on calls per batch; needs at least two sizes, two batches of
+// each; otherwise !ok.
 Slope fit_slope(const std::vector<BatchWall>& walls);
 
 enum class OutsideVerdict { Agree, Forged, Unmeasured };

@@ -33,6 +33,7 @@ TEST(OutsideClock, SlopeCancelsFixedCosts) {
 
 TEST(OutsideClock, NeedsTwoSizesAndTwoOfEach) {
   EXPECT_FALSE(fit_slope({{10, 25.0}, {10, 25.1}, {10, 24.9}}).ok);
+  EXPECT_TRUE(fit_slope({{10, 25.0}, {20, 45.0}, {10, 25.1}, {20, 45.1}}).ok);
   EXPECT_FALSE(fit_slope({{10, 25.0}, {20, 45.0}, {20, 45.1}}).ok);
   EXPECT_FALSE(fit_slope({}).ok);
 }

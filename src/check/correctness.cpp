@@ -3,12 +3,14 @@
 // inputs on the GPU and the trusted runner compares the candidate's buffers where they lie (CUDA
 // IPC). Host data: the checker draws, the arena carries the bytes, the checker compares.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "check/host_data.h"
 #include "check/runner_replies.h"
 #include "check/session.h"
+#include "util/gpu_lock.h"
 
 namespace kevo {
 namespace {
@@ -218,6 +220,16 @@ Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_i
 
 bool correctness_phase(EvalSession& s) {
   s.next_phase("correctness");
+  // Correctness checks share the GPU with each other, never with a timing (util/gpu_lock.h).
+  const std::string uuid = s.hello.value("uuid", "unknown");
+  auto lock = GpuLock::acquire(
+      uuid, std::chrono::minutes(30),
+      [&](const std::string& who) { spdlog::info("GPU {} is being timed by {}: correctness checks wait", uuid, who); },
+      GpuLock::Mode::Shared);
+  if (!lock) {
+    s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
+    return false;
+  }
   // Smallest configs first: most wrong kernels fail there in milliseconds.
   std::vector<const Config*> order;
   for (const Config& c : s.task.configs) order.push_back(&c);

@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 // A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays well under
 // 1% of it, and short enough that the three series alternate often (drift cancels).
-constexpr double kBatchMs = 15.0;
+constexpr double kBatchMs = 40.0;
 constexpr int kMinBatchCalls = 2, kMaxBatchCalls = 512;
 // Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
 // each median has an interval; and a ceiling for very fast kernels.

@@ -78,7 +78,11 @@ json RunnerService::time_batch(const json& jreq) {
   for (const auto& d : req.outputs) outs.push_back(to_tensor(d, buffer(pfx + "out/" + d.name, d.nbytes, false)));
   void* ws = req.workspace_bytes ? buffer(pfx + "workspace", req.workspace_bytes, false) : nullptr;
   const size_t nsums = static_cast<size_t>(req.calls) * outs.size();
-  auto* sums = static_cast<dev::OutputSums*>(buffer("tb/sums", std::max<size_t>(1, nsums) * sizeof(dev::OutputSums), false));
+  // One fixed-size block for every batch: a buffer resized between batches of k and 2k calls would
+  // cost a cudaFree/cudaMalloc (and their implicit synchronization) inside the measured span.
+  constexpr size_t kSumsBytes = size_t(4) << 20;
+  if (nsums * sizeof(dev::OutputSums) > kSumsBytes) return {{"ok", false}, {"error", "time_batch: too many calls x outputs"}};
+  auto* sums = static_cast<dev::OutputSums*>(buffer("tb/sums", kSumsBytes, false));
   while (events_.size() < 4 * static_cast<size_t>(req.calls) + 2) {
     cudaEvent_t e;
     CUDA_OR_FATAL(cudaEventCreate(&e));

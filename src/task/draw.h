@@ -59,7 +59,14 @@ KEVO_HD uint64_t draw_call_base(uint64_t base, uint64_t call) { return draw_mix(
 // The sign (+1 or -1) of element i in weighted output sum `which` (0 or 1) under `key`: sums a
 // timed call's output is summarised by (runner/device_data.h, check/output_sums.h).
 KEVO_HD double draw_sign(uint64_t key, int64_t i, int which) {
-  return (draw_mix(key ^ (2 * static_cast<uint64_t>(i) + static_cast<uint64_t>(which))) & 1) ? 1.0 : -1.0;
+  return ((draw_mix(key ^ static_cast<uint64_t>(i)) >> which) & 1) ? 1.0 : -1.0;
+}
+
+// Both signs of element i from one hash (what the runner's kernel uses: half the integer work).
+KEVO_HD void draw_signs(uint64_t key, int64_t i, double* s0, double* s1) {
+  const uint64_t h = draw_mix(key ^ static_cast<uint64_t>(i));
+  *s0 = (h & 1) ? 1.0 : -1.0;
+  *s1 = (h & 2) ? 1.0 : -1.0;
 }
 
 KEVO_HD double draw_value(const DrawSpec& s, int64_t i) {

@@ -55,3 +55,17 @@ TEST_F(GpuLockTest, ReleasedOrDeadHolderFreesTheGpu) {
   }
   EXPECT_TRUE(std::filesystem::exists(GpuLock::path_for("GPU-dead")));
 }
+
+TEST_F(GpuLockTest, CorrectnessChecksShareTimingWaitsForThem) {
+  auto a = GpuLock::acquire("GPU-rw", 1s, {}, GpuLock::Mode::Shared);
+  ASSERT_TRUE(a) << a.error().message;
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto b = GpuLock::acquire("GPU-rw", 200ms, {}, GpuLock::Mode::Shared);  // another check: shares
+    auto c = GpuLock::acquire("GPU-rw", 200ms);                             // a timer: must wait
+    _exit(b && !c ? 0 : 1);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}

@@ -236,7 +236,7 @@ def call_base(base, call):
 
 
 def sign(key, i, which):
-    return 1.0 if mix((key ^ (2 * i + which)) & M64) & 1 else -1.0
+    return 1.0 if (mix((key ^ i) & M64) >> which) & 1 else -1.0
 
 
 SUMS_PREFIX = 64  # the fake summarises a prefix (a full draw per call in Python would take ms)

@@ -47,6 +47,53 @@ Result<interop::TorchBridge> start_bridge(double timeout_s) {
 
 }  // namespace
 
+// `kevo export-torch`: a kernel in the kevo ABI as a PyTorch extension.
+void register_export_torch(CLI::App& app, int& exit_code) {
+  struct ExportArgs {
+    std::string task, kernel, dir, module;
+  };
+  auto ex = std::make_shared<ExportArgs>();
+  auto* exc = app.add_subcommand(
+      "export-torch",
+      "Write a kernel in the kevo ABI as a PyTorch extension: DIR/{kernel.cu, ext.cpp, loader.py, test_ext.py}.\n"
+      "Exit codes: 0 written, 21 bad task or arguments, 20 cannot write.");
+  exc->add_option("task", ex->task, "Task directory or bundled task name")->required();
+  exc->add_option("kernel", ex->kernel, "The kernel (.cu, kevo candidate ABI)")->required();
+  exc->add_option("dir", ex->dir, "Output directory")->required();
+  exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
+  exc->callback([ex, &exit_code] {
+    // The name is pasted into loader.py and becomes a file name under torch's build cache.
+    if (!ex->module.empty() && !is_identifier(ex->module)) {
+      std::fprintf(stderr, "kevo export-torch: --module '%s' must be a Python identifier (letters, digits, _; "
+                           "at most %zu characters)\n",
+                   interop::cpp_escape(ex->module).c_str(), kMaxNameLength);
+      exit_code = 21;
+      return;
+    }
+    std::error_code ec;
+    fs::path tdir = ex->task;
+    if (!fs::exists(tdir, ec)) tdir = kevo_home() / "tasks" / ex->task;
+    auto task = interop::load_task_with_torch(tdir);
+    if (!task) {
+      std::fprintf(stderr, "kevo export-torch: %s\n", task.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    interop::ExportOptions o;
+    o.module_name = ex->module;
+    auto s = interop::export_torch(*task, ex->kernel, ex->dir, o);
+    if (!s) {
+      std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
+      exit_code = fs::exists(ex->kernel, ec) ? 20 : 21;
+      return;
+    }
+    std::printf("wrote %s/{kernel.cu, kevo/kernel.h, ext.cpp, loader.py, test_ext.py}\n"
+                "check it on a GPU machine with torch: python3 %s/test_ext.py\n",
+                ex->dir.c_str(), ex->dir.c_str());
+    exit_code = 0;
+  });
+}
+
 void register_interop(CLI::App& app, int& exit_code) {
   auto* imp = app.add_subcommand("import", "Turn PyTorch problem files into kevo tasks (needs python3 with torch)");
   imp->require_subcommand(1);
@@ -158,49 +205,7 @@ void register_interop(CLI::App& app, int& exit_code) {
     exit_code = failed ? 1 : 0;
   });
 
-  struct ExportArgs {
-    std::string task, kernel, dir, module;
-  };
-  auto ex = std::make_shared<ExportArgs>();
-  auto* exc = app.add_subcommand(
-      "export-torch",
-      "Write a kernel in the kevo ABI as a PyTorch extension: DIR/{kernel.cu, ext.cpp, loader.py, test_ext.py}.\n"
-      "Exit codes: 0 written, 21 bad task or arguments, 20 cannot write.");
-  exc->add_option("task", ex->task, "Task directory or bundled task name")->required();
-  exc->add_option("kernel", ex->kernel, "The kernel (.cu, kevo candidate ABI)")->required();
-  exc->add_option("dir", ex->dir, "Output directory")->required();
-  exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
-  exc->callback([ex, &exit_code] {
-    // The name is pasted into loader.py and becomes a file name under torch's build cache.
-    if (!ex->module.empty() && !is_identifier(ex->module)) {
-      std::fprintf(stderr, "kevo export-torch: --module '%s' must be a Python identifier (letters, digits, _; "
-                           "at most %zu characters)\n",
-                   interop::cpp_escape(ex->module).c_str(), kMaxNameLength);
-      exit_code = 21;
-      return;
-    }
-    std::error_code ec;
-    fs::path tdir = ex->task;
-    if (!fs::exists(tdir, ec)) tdir = kevo_home() / "tasks" / ex->task;
-    auto task = interop::load_task_with_torch(tdir);
-    if (!task) {
-      std::fprintf(stderr, "kevo export-torch: %s\n", task.error().message.c_str());
-      exit_code = 21;
-      return;
-    }
-    interop::ExportOptions o;
-    o.module_name = ex->module;
-    auto s = interop::export_torch(*task, ex->kernel, ex->dir, o);
-    if (!s) {
-      std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
-      exit_code = fs::exists(ex->kernel, ec) ? 20 : 21;
-      return;
-    }
-    std::printf("wrote %s/{kernel.cu, kevo/kernel.h, ext.cpp, loader.py, test_ext.py}\n"
-                "check it on a GPU machine with torch: python3 %s/test_ext.py\n",
-                ex->dir.c_str(), ex->dir.c_str());
-    exit_code = 0;
-  });
+  register_export_torch(app, exit_code);
 }
 
 }  // namespace kevo::cli

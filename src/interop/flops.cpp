@@ -90,7 +90,8 @@ Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
     if (coef == 0) continue;
     std::string c = fmt::format("{:.0f}", coef);
     std::string t = key.empty() ? c : (coef == 1 ? key : c + "*" + key);
-    expr += (expr.empty() ? "" : " + ") + t;
+    if (!expr.empty()) expr += " + ";  // (not a ternary into operator+: GCC 12 -Wrestrict false positive)
+    expr += t;
   }
   if (expr.empty()) expr = "0";
   DerivedFlops out{expr, {}};

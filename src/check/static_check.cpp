@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -72,7 +73,6 @@ struct Texts {
   }
 };
 
-enum class View { Code, Keep };
 enum class When { Always, NoCublas, NoCudnn, F32, Half };
 enum class Scope { Anywhere, InForward };
 enum class Guard {
@@ -85,13 +85,22 @@ enum class Guard {
 using Hits = std::vector<std::pair<size_t, std::string>>;
 using Matcher = Hits (*)(const Texts&, const StaticCheckOptions&);
 
+// A rule matches names in the code (comments and literals blanked) or runs a custom matcher.
+// `names` is a space-separated list, each matched where an identifier starts (as the compiler
+// sees it: `xfork(` is not `fork(`):
+//   f(     a call of f: the next non-space character is '('
+//   p*     any identifier that begins with p (combines with "(")
+//   a::b   a qualified name, spaces allowed around "::"
+//   w!     the word where no "::" follows it (std::thread, not std::thread::id)
+//   w      the word, whatever follows
+// One pass over the identifiers tries only the names that start with each one, so the checks are
+// linear in the source (a 1 MiB candidate of short identifiers took minutes with a regex per rule).
 struct Rule {
   const char* name;
   Sev severity;
   When when;
-  View view;
-  const char* pattern;  // ECMAScript; the first non-empty group (or the match) names the hit
-  Matcher custom;       // used instead of pattern when set
+  const char* names;  // the syntax above; nullptr when custom is set
+  Matcher custom;
   Scope scope;
   Guard guard;
   const char* message;  // {0}: what matched, {1}: the task's precision
@@ -109,65 +118,77 @@ Hits file_access(const Texts& t, const StaticCheckOptions&) {
 }
 Hits asm_syscalls(const Texts& t, const StaticCheckOptions&);
 Hits asm_lower_precision(const Texts& t, const StaticCheckOptions&);
+Hits cublas_headers(const Texts& t, const StaticCheckOptions&);
+Hits cudnn_headers(const Texts& t, const StaticCheckOptions&);
 
 constexpr Sev U = Sev::Unsafe;
 constexpr Sev W = Sev::Warning;
 constexpr auto A = Scope::Anywhere;
+constexpr auto F = Scope::InForward;
+constexpr auto G0 = Guard::None;
+constexpr auto NM = Guard::NotMember;
+constexpr Matcher N = nullptr;  // a rule of names
 
 // One line per rule.
 const Rule kRules[] = {
-    {"host_include", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::HostInclude>, A, Guard::None, "{0}"},
-    {"embed_file", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::EmbedFile>, A, Guard::None, "{0}"},
-    {"line_directive", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::LineDirective>, A, Guard::None, "{0}"},
-    {"pragma_file", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::PragmaFile>, A, Guard::None, "{0}"},
-    {"has_include", U, When::Always, View::Keep, nullptr, file_access<IncludeRule::HasInclude>, A, Guard::None, "{0}"},
-    {"stream_create", U, When::Always, View::Code, R"(\b(cudaStreamCreate\w*|cuStreamCreate\w*)\s*\()", nullptr, A, Guard::None,
+    {"host_include", U, When::Always, nullptr, file_access<IncludeRule::HostInclude>, A, G0, "{0}"},
+    {"embed_file", U, When::Always, nullptr, file_access<IncludeRule::EmbedFile>, A, G0, "{0}"},
+    {"line_directive", U, When::Always, nullptr, file_access<IncludeRule::LineDirective>, A, G0, "{0}"},
+    {"pragma_file", U, When::Always, nullptr, file_access<IncludeRule::PragmaFile>, A, G0, "{0}"},
+    {"has_include", U, When::Always, nullptr, file_access<IncludeRule::HasInclude>, A, G0, "{0}"},
+    {"stream_create", U, When::Always, "cudaStreamCreate*( cuStreamCreate*(", N, A, G0,
      "{0} creates a stream: launch all work on a->stream"},
-    {"other_stream", U, When::Always, View::Code, R"(\b(cudaStreamPerThread|cudaStreamLegacy|CU_STREAM_PER_THREAD|CU_STREAM_LEGACY)\b)", nullptr, A, Guard::None,
+    {"other_stream", U, When::Always, "cudaStreamPerThread cudaStreamLegacy CU_STREAM_PER_THREAD CU_STREAM_LEGACY", N, A, G0,
      "{0} is not a->stream: launch all work on a->stream"},
-    {"default_stream_launch", W, When::Always, View::Code, nullptr, default_stream_launches, A, Guard::None,
+    {"default_stream_launch", W, When::Always, nullptr, default_stream_launches, A, G0,
      "{0}: launch on a->stream (4th <<<>>> argument)"},
-    {"thread_create", U, When::Always, View::Code, R"(\b(std\s*::\s*(?:thread|jthread))\b(?!\s*::)|\b(std\s*::\s*async)\b|\b(pthread_create|thrd_create)\s*\()", nullptr, A, Guard::None,
+    {"thread_create", U, When::Always, "std::thread! std::jthread! std::async pthread_create( thrd_create(", N, A, G0,
      "{0} creates a host thread: no threads, launch everything on a->stream"},
-    {"process_create", U, When::Always, View::Code, R"(\b(fork|vfork|clone|clone3|system|popen|posix_spawnp?|execlp?|execle|execvp?|execvpe|execve|fexecve)\s*\()", nullptr, A, Guard::NotMember,
+    {"process_create", U, When::Always, "fork( vfork( clone( clone3( system( popen( posix_spawn( posix_spawnp( "
+     "execl( execlp( execle( execv( execvp( execvpe( execve( fexecve(", N, A, NM,
      "{0} starts a process"},
-    {"file_io", U, When::Always, View::Code, R"(\b(fopen|fopen64|freopen|open|open64|openat|creat|mkstemp|tmpfile)\s*\(|\b((?:basic_)?[io]?fstream)\b|\b(std\s*::\s*filesystem)\b)", nullptr, A, Guard::NotMember,
+    {"file_io", U, When::Always, "fopen( fopen64( freopen( open( open64( openat( creat( mkstemp( tmpfile( fstream ifstream "
+     "ofstream basic_fstream basic_ifstream basic_ofstream std::filesystem", N, A, NM,
      "{0}: candidates must not touch files"},
-    {"network_io", U, When::Always, View::Code, R"(\b(socket|socketpair|connect|getaddrinfo|gethostbyname|accept4?|sendto|recvfrom|sendmsg|recvmsg)\s*\(|\b(curl_easy_\w+))", nullptr, A, Guard::NotMember,
+    {"network_io", U, When::Always, "socket( socketpair( connect( getaddrinfo( gethostbyname( accept( accept4( sendto( "
+     "recvfrom( sendmsg( recvmsg( curl_easy_*", N, A, NM,
      "{0}: candidates must not use the network"},
-    {"dynamic_loading", U, When::Always, View::Code, R"(\b(dlopen|dlmopen|dlsym|dlvsym)\s*\()", nullptr, A, Guard::None,
+    {"dynamic_loading", U, When::Always, "dlopen( dlmopen( dlsym( dlvsym(", N, A, G0,
      "{0} loads code at run time"},
-    {"driver_launch", U, When::Always, View::Code, R"(\b(cuLaunch\w*|cuModuleLoad\w*|cuModuleGetFunction|cuLibraryLoad\w*|cuLibraryGetKernel)\s*\(|\b(cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*)\b)", nullptr, A, Guard::None,
+    {"driver_launch", U, When::Always, "cuLaunch*( cuModuleLoad*( cuModuleGetFunction( cuLibraryLoad*( cuLibraryGetKernel( "
+     "cuGetProcAddress* cudaGetDriverEntryPoint*", N, A, G0,
      "{0} loads or launches code through the driver API"},
-    {"host_callback", W, When::Always, View::Code, R"(\b(cudaLaunchHostFunc|cudaStreamAddCallback)\s*\()", nullptr, A, Guard::None,
+    {"host_callback", W, When::Always, "cudaLaunchHostFunc( cudaStreamAddCallback(", N, A, G0,
      "{0} runs host code on a driver thread"},
-    {"cublas", U, When::NoCublas, View::Keep, R"(#\s*include\s*[<"]\s*(cublas\w*\.h))", nullptr, A, Guard::None,
+    {"cublas", U, When::NoCublas, nullptr, cublas_headers, A, G0,
      "includes {0}, but this task does not allow cuBLAS"},
-    {"cublas", U, When::NoCublas, View::Code, R"(\b(cublas[A-Z]\w*)\s*\()", nullptr, A, Guard::None,
+    {"cublas", U, When::NoCublas, "cublas*(", N, A, G0,
      "calls {0}, but this task does not allow cuBLAS"},
-    {"cudnn", U, When::NoCudnn, View::Keep, R"(#\s*include\s*[<"]\s*(cudnn\w*\.h))", nullptr, A, Guard::None,
+    {"cudnn", U, When::NoCudnn, nullptr, cudnn_headers, A, G0,
      "includes {0}, but this task does not allow cuDNN"},
-    {"cudnn", U, When::NoCudnn, View::Code, R"(\b(cudnn[A-Z]\w*)\s*\()", nullptr, A, Guard::None,
+    {"cudnn", U, When::NoCudnn, "cudnn*(", N, A, G0,
      "calls {0}, but this task does not allow cuDNN"},
-    {"asm_syscall", U, When::Always, View::Keep, nullptr, asm_syscalls, A, Guard::None,
+    {"asm_syscall", U, When::Always, nullptr, asm_syscalls, A, G0,
      "inline asm makes a system call ({0})"},
-    {"device_reset", U, When::Always, View::Code, R"(\b(cudaDeviceReset)\s*\()", nullptr, A, Guard::None,
+    {"device_reset", U, When::Always, "cudaDeviceReset(", N, A, G0,
      "{0} destroys the context kevo runs in"},
-    {"device_change", U, When::Always, View::Code, R"(\b(cudaSetDevice|cuCtxSetCurrent|cuCtxCreate\w*|cuCtxPushCurrent\w*)\s*\()", nullptr, A, Guard::None,
+    {"device_change", U, When::Always, "cudaSetDevice( cuCtxSetCurrent( cuCtxCreate*( cuCtxPushCurrent*(", N, A, G0,
      "{0} changes the device or context"},
-    {"pinned_alloc", W, When::Always, View::Code, R"(\b(cudaMallocHost|cudaHostAlloc|cudaHostRegister)\s*\()", nullptr, A, Guard::None,
+    {"pinned_alloc", W, When::Always, "cudaMallocHost( cudaHostAlloc( cudaHostRegister(", N, A, G0,
      "{0} allocates pinned host memory"},
-    {"alloc_in_forward", W, When::Always, View::Code, R"(\b(cudaMalloc|cudaMallocAsync|cudaMallocManaged|cudaMallocPitch|cudaMalloc3D|cudaMallocFromPoolAsync|cuMemAlloc\w*)\s*\()", nullptr, Scope::InForward, Guard::None,
+    {"alloc_in_forward", W, When::Always, "cudaMalloc( cudaMallocAsync( cudaMallocManaged( cudaMallocPitch( cudaMalloc3D( "
+     "cudaMallocFromPoolAsync( cuMemAlloc*(", N, F, G0,
      "{0} in kevo_forward allocates on every call: allocate once: use a->workspace"},
-    {"lower_precision", W, When::F32, View::Code, R"(\b(__half2?|half2?|__nv_bfloat16[2]?|nv_bfloat162?|__nv_bfloat162|__float2half\w*|__float22half2\w*|__float2bfloat16\w*|__float22bfloat162\w*|__nv_fp8\w*|__float_to_tf32|tf32)\b)", nullptr, A, Guard::HalfIsType,
+    {"lower_precision", W, When::F32, "__half __half2 half half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 nv_bfloat162 "
+     "__float2half* __float22half2* __float2bfloat16* __float22bfloat162* __nv_fp8* __float_to_tf32 tf32", N, A, Guard::HalfIsType,
      "{0}: computes in lower precision than the task ({1})"},
-    {"lower_precision", W, When::Half, View::Code, R"(\b(__nv_fp8\w*|__nv_fp4\w*|__nv_fp6\w*)\b)", nullptr, A, Guard::None,
+    {"lower_precision", W, When::Half, "__nv_fp8* __nv_fp4* __nv_fp6*", N, A, G0,
      "{0}: computes in lower precision than the task ({1})"},
-    {"lower_precision", W, When::Always, View::Keep, nullptr, asm_lower_precision, A, Guard::None,
+    {"lower_precision", W, When::Always, nullptr, asm_lower_precision, A, G0,
      "inline asm {0}: computes in lower precision than the task ({1})"},
-    {"process_exit", W, When::Always, View::Code, R"(\b(exit|_exit|_Exit|abort|quick_exit|terminate)\s*\()", nullptr, A, Guard::NotMember,
+    {"process_exit", W, When::Always, "exit( _exit( _Exit( abort( quick_exit( terminate(", N, A, NM,
      "{0}() ends the process: the runtime classifies this as a failure"},
-    {"sleep", W, When::Always, View::Code, R"(\b(sleep|usleep|nanosleep|clock_nanosleep|__nanosleep|sleep_for|sleep_until)\s*\()", nullptr, A, Guard::NotMember,
+    {"sleep", W, When::Always, "sleep( usleep( nanosleep( clock_nanosleep( __nanosleep( sleep_for( sleep_until(", N, A, NM,
      "{0} sleeps"},
 };
 
@@ -306,11 +327,50 @@ Hits default_stream_launches(const Texts& t, const StaticCheckOptions&) {
   return hits;
 }
 
-// True when the source declares a variable (not the cuda_fp16 type) called `half`.
+size_t skip_space(const std::string& s, size_t i) {
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
+size_t ident_end(const std::string& s, size_t i) {
+  while (i < s.size() && ident_char(s[i])) ++i;
+  return i;
+}
+
+// Calls fn(begin, end) for each identifier of s (runs of [A-Za-z0-9_] not led by a digit).
+template <class F>
+void for_each_identifier(const std::string& s, F&& fn) {
+  for (size_t i = 0; i < s.size();) {
+    if (!ident_char(s[i])) {
+      ++i;
+      continue;
+    }
+    const size_t j = ident_end(s, i);
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) fn(i, j);
+    i = j;
+  }
+}
+
+// True when the source declares a variable (not the cuda_fp16 type) called `half`:
+// `<type> half2? [=;,)[]` with whitespace after the type.
 bool declares_half_variable(const std::string& code) {
-  static const std::regex re(
-      R"(\b(int|long|unsigned|size_t|int64_t|int32_t|auto|float|double|const|constexpr)\s+(half2?)\s*[=;,)\[])");
-  return std::regex_search(code, re);
+  static const std::set<std::string_view> kTypes = {"int",     "long",    "unsigned", "size_t", "int64_t",
+                                                    "int32_t", "auto",    "float",    "double", "const",
+                                                    "constexpr"};
+  bool found = false;
+  for_each_identifier(code, [&](size_t i, size_t j) {
+    const std::string_view w(code.data() + i, j - i);
+    if (found || (w != "half" && w != "half2")) return;
+    const size_t after = skip_space(code, j);
+    if (after >= code.size() || std::string_view("=;,)[").find(code[after]) == std::string_view::npos) return;
+    size_t k = i;
+    while (k > 0 && std::isspace(static_cast<unsigned char>(code[k - 1]))) --k;
+    if (k == i) return;
+    size_t b = k;
+    while (b > 0 && ident_char(code[b - 1])) --b;
+    found = kTypes.count(std::string_view(code.data() + b, k - b)) > 0;
+  });
+  return found;
 }
 
 // kevo_forward ( params ) ... { body }: the bodies' original extents. Bounded scans, resuming after
@@ -343,31 +403,117 @@ void find_forward_bodies(Texts& t) {
   }
 }
 
-// Calls fn(offset, match) for each match of a rule's pattern in text. Every alternative of a
-// pattern that begins with \b starts where an identifier does, and one that begins with '#' at a
-// '#': those are tried at such positions alone (anchored), several times faster than std::regex's
-// attempt at every position.
-template <class F>
-void for_each_match(const std::string& text, const char* pattern, F&& fn) {
-  const std::regex re(pattern);
-  const std::string_view p(pattern);
-  const bool at_ident = p.substr(0, 2) == "\\b", at_hash = !p.empty() && p[0] == '#';
-  if (!at_ident && !at_hash) {
-    for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it)
-      fn(static_cast<size_t>(it->position()), *it);
-    return;
-  }
-  namespace rc = std::regex_constants;
-  std::smatch m;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool start = at_hash ? text[i] == '#' : ident_char(text[i]) && (i == 0 || !ident_char(text[i - 1]));
-    if (!start) continue;
-    const auto flags = rc::match_continuous | (i > 0 ? rc::match_prev_avail : rc::match_default);
-    if (!std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), m, re, flags)) continue;
-    fn(i, m);
-    i += std::max<size_t>(m.length(0), 1) - 1;
-  }
+enum class Follow { Anything, Call, NotScope };
+
+// One entry of a rule's `names`, parsed (syntax at struct Rule).
+struct NamePattern {
+  size_t rule;  // index in kRules
+  std::vector<std::string> parts;  // "std::thread" -> {"std", "thread"}
+  bool prefix = false;  // the last part is a prefix
+  Follow follow = Follow::Anything;
+};
+
+NamePattern parse_name(size_t rule, std::string_view n) {
+  NamePattern p{rule, {}};
+  if (n.ends_with('(')) p.follow = Follow::Call, n.remove_suffix(1);
+  if (n.ends_with('!')) p.follow = Follow::NotScope, n.remove_suffix(1);
+  if (n.ends_with('*')) p.prefix = true, n.remove_suffix(1);
+  for (size_t at; (at = n.find("::")) != std::string_view::npos; n.remove_prefix(at + 2))
+    p.parts.emplace_back(n.substr(0, at));
+  p.parts.emplace_back(n);
+  return p;
 }
+
+struct NameIndex {
+  std::map<std::string, std::vector<NamePattern>, std::less<>> exact;  // by first part
+  std::vector<NamePattern> prefixed;  // one part, a prefix
+};
+
+const NameIndex& name_index() {
+  static const NameIndex index = [] {
+    NameIndex x;
+    for (size_t r = 0; r < std::size(kRules); ++r) {
+      if (!kRules[r].names) continue;
+      std::string_view list = kRules[r].names;
+      for (size_t b = 0; b < list.size();) {
+        size_t e = std::min(list.find(' ', b), list.size());
+        if (e > b) {
+          NamePattern p = parse_name(r, list.substr(b, e - b));
+          if (p.prefix && p.parts.size() == 1) x.prefixed.push_back(p);
+          else x.exact[p.parts[0]].push_back(p);
+        }
+        b = e + 1;
+      }
+    }
+    return x;
+  }();
+  return index;
+}
+
+// End of the match of p at the identifier s[i, j) (whose first part already matched), or npos.
+size_t match_end(const std::string& s, size_t j, const NamePattern& p) {
+  for (size_t k = 1; k < p.parts.size(); ++k) {
+    size_t q = skip_space(s, j);
+    if (s.compare(q, 2, "::") != 0) return std::string::npos;
+    q = skip_space(s, q + 2);
+    j = ident_end(s, q);
+    const std::string_view w(s.data() + q, j - q);
+    const bool ok = (p.prefix && k + 1 == p.parts.size()) ? w.starts_with(p.parts[k]) : w == p.parts[k];
+    if (q == j || !ok) return std::string::npos;
+  }
+  const size_t q = skip_space(s, j);
+  switch (p.follow) {
+    case Follow::Anything: return j;
+    case Follow::Call: return q < s.size() && s[q] == '(' ? j : std::string::npos;
+    case Follow::NotScope: return s.compare(q, 2, "::") == 0 ? std::string::npos : j;
+  }
+  return j;
+}
+
+// The hits of every rule of names, one pass over the code's identifiers.
+void match_names(const Texts& t, const StaticCheckOptions& opts, std::vector<Hits>& per_rule) {
+  const std::string& s = t.code.text;
+  const NameIndex& index = name_index();
+  const bool half_variable = declares_half_variable(s);
+  auto attempt = [&](size_t i, size_t j, const NamePattern& p) {
+    const Rule& r = kRules[p.rule];
+    if (!applies(r.when, opts)) return;
+    const size_t end = match_end(s, j, p);
+    if (end == std::string::npos) return;
+    std::string name = s.substr(i, end - i);
+    std::erase_if(name, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+    if (r.guard == Guard::NotMember && preceded_by_member_access(s, i)) return;
+    if (r.guard == Guard::HalfIsType && half_variable && (name == "half" || name == "half2")) return;
+    per_rule[p.rule].emplace_back(t.code.orig(i), std::move(name));
+  };
+  for_each_identifier(s, [&](size_t i, size_t j) {
+    const std::string_view w(s.data() + i, j - i);
+    if (auto it = index.exact.find(w); it != index.exact.end())
+      for (const NamePattern& p : it->second) attempt(i, j, p);
+    for (const NamePattern& p : index.prefixed)
+      if (w.starts_with(p.parts[0])) attempt(i, j, p);
+  });
+}
+
+// `#include <name...h>` directives whose header name begins with prefix.
+Hits library_headers(const Texts& t, std::string_view prefix) {
+  const std::string& s = t.keep.text;
+  Hits hits;
+  for (size_t h = s.find('#'); h != std::string::npos; h = s.find('#', h + 1)) {
+    size_t q = skip_space(s, h + 1);
+    if (s.compare(q, 7, "include") != 0) continue;
+    q = skip_space(s, q + 7);
+    if (q >= s.size() || (s[q] != '<' && s[q] != '"')) continue;
+    q = skip_space(s, q + 1);
+    if (s.compare(q, prefix.size(), prefix) != 0) continue;
+    const size_t e = ident_end(s, q + prefix.size());
+    if (s.compare(e, 2, ".h") == 0) hits.emplace_back(t.keep.orig(h), s.substr(q, e + 2 - q));
+  }
+  return hits;
+}
+
+Hits cublas_headers(const Texts& t, const StaticCheckOptions&) { return library_headers(t, "cublas"); }
+Hits cudnn_headers(const Texts& t, const StaticCheckOptions&) { return library_headers(t, "cudnn"); }
 
 }  // namespace
 
@@ -383,30 +529,15 @@ std::vector<Finding> static_check(std::string_view source, const StaticCheckOpti
     t.code = compact(code);
   }
   find_forward_bodies(t);
-  const bool half_variable = declares_half_variable(t.code.text);
+  std::vector<Hits> per_rule(std::size(kRules));
+  match_names(t, opts, per_rule);
 
   std::vector<Finding> out;
   std::set<std::pair<std::string, int>> seen;
-  for (const Rule& r : kRules) {
+  for (size_t ri = 0; ri < std::size(kRules); ++ri) {
+    const Rule& r = kRules[ri];
     if (!applies(r.when, opts)) continue;
-    const Compact& view = r.view == View::Code ? t.code : t.keep;
-    const std::string& text = view.text;
-    Hits hits;
-    if (r.custom) {
-      hits = r.custom(t, opts);
-    } else {
-      for_each_match(text, r.pattern, [&](size_t off, const std::smatch& m) {
-        std::string name = m.str(0);
-        for (size_t g = 1; g < m.size(); ++g)
-          if (m[g].matched && m[g].length() > 0) {
-            name = m[g].str();
-            break;
-          }
-        if (r.guard == Guard::NotMember && preceded_by_member_access(text, off)) return;
-        if (r.guard == Guard::HalfIsType && half_variable && (name == "half" || name == "half2")) return;
-        hits.emplace_back(view.orig(off), trim(name));
-      });
-    }
+    const Hits& hits = r.custom ? (per_rule[ri] = r.custom(t, opts)) : per_rule[ri];
     for (const auto& [off, name] : hits) {
       if (r.scope == Scope::InForward && !t.in_forward(off)) continue;
       int line = t.line_of(off);

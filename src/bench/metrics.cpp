@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_fields.h"
+
 namespace kevo::bench {
 
 using nlohmann::json;
@@ -63,7 +65,7 @@ double fast_p(const std::vector<std::optional<double>>& speedups, double p) {
 bool compiled(const store::CandidateRow& c) {
   if (c.compile_json.empty()) return false;
   json j = json::parse(c.compile_json, nullptr, false);
-  return j.is_object() && j.value("ok", false);
+  return field_or(j, "ok", false);
 }
 
 TaskResult missing_task(const std::string& task) {
@@ -79,7 +81,7 @@ bool infra_failure(const store::RunRow& run) {
   // or a baseline whose verdict says the machine, not the kernel, failed.
   if (run.stop_reason.rfind("infra_error", 0) == 0) return true;
   if (run.stop_reason != "baseline_failed") return false;
-  std::string outcome = parse_object(run.baseline_json).value("outcome", "");
+  std::string outcome = field_or(parse_object(run.baseline_json), "outcome", "");
   return outcome == "infra_error" || outcome == "crash" || outcome == "timeout";
 }
 
@@ -94,8 +96,8 @@ TaskResult task_result(const store::RunRow& run, const std::vector<store::Candid
   json base = parse_object(run.baseline_json);
   json cfg = parse_object(run.config_json);
   json fin = parse_object(run.final_json);
-  r.fake = cfg.value("fake_evaluator", false) || base.value("fake_evaluator", false);
-  if (base.value("outcome", "pass") == "pass") r.baseline_ms = number(base, "time_ms");
+  r.fake = field_or(cfg, "fake_evaluator", false) || field_or(base, "fake_evaluator", false);
+  if (field_or(base, "outcome", "pass") == "pass") r.baseline_ms = number(base, "time_ms");
   for (const auto& c : candidates) {
     ++r.candidates;
     r.valid += c.outcome == "pass";

@@ -11,6 +11,7 @@
 #include "check/runner_replies.h"
 #include "check/session.h"
 #include "util/gpu_lock.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -44,7 +45,7 @@ Result<DevCompare> compare_dev(EvalSession& s, const json& outs, const json& out
   auto r = s.trusted->call({{"cmd", "compare"}, {"atol", tol.atol}, {"rtol", tol.rtol}, {"outputs", jo}, {"inputs", ji}},
                            s.opts.call_timeout * 3);
   if (!r || !r->value("ok", false))
-    return fail("the oracle's comparison failed: {}", r ? r->value("error", r->dump()) : r.error().message);
+    return fail("the oracle's comparison failed: {}", r ? field_or(*r, "error", r->dump()) : r.error().message);
   DevCompare dc;
   for (const auto& o : (*r)["outputs"]) {
     dc.outs.push_back(comparison_of(o["cmp"]));
@@ -61,7 +62,7 @@ std::optional<json> run_candidate(EvalSession& s, const json& req, const std::st
   bool ok = r && r->value("ok", false);
   if (!ok) {
     classify_death(s.v, *s.cand, r ? &*r : nullptr, where);
-    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, "runner", r ? field_or(*r, "error", "") : r.error().message);
   }
   if (!ok || !check_run_reply(s.v, *r, where, true)) {
     cc.ok = false;

@@ -14,6 +14,7 @@
 #include "util/gpu_lock.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
   if (!runner) return runner.unexpected();
   auto hello = (*runner)->call({{"cmd", "hello"}}, 60s);
   if (!hello || !hello->value("ok", false))
-    return fail("no usable GPU: {}", hello ? hello->value("error", "") : hello.error().message);
+    return fail("no usable GPU: {}", hello ? field_or(*hello, "error", "") : hello.error().message);
   fs::path file = cache_dir() / "devices" / (hello->value("uuid", "unknown") + ".json");
   if (!remeasure)
     if (auto text = read_file(file)) {
@@ -70,7 +71,7 @@ Result<interop::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task&
   auto m = runner.call({{"cmd", "materialize"}, {"inputs", set}, {"outputs", json::array()}}, draw_timeout);
   if (!m || !m->value("ok", false))
     return fail("kevo-runner could not draw the inputs for PyTorch: {}",
-                m ? m->value("error", m->dump()) : m.error().message);
+                m ? field_or(*m, "error", m->dump()) : m.error().message);
   auto r = interop::time_torch_on_device(task, device_tensors(set, (*m)["inputs_ipc"]), o, bridge);
   (void)runner.call({{"cmd", "collect"}}, 60s);
   return r;
@@ -146,7 +147,7 @@ bool EvalSession::await_cand() {
   const json& h = r->second;
   if (!h.value("ok", false)) {
     v.set(Outcome::InfraError, "no_gpu",
-          fmt::format("no usable GPU ({}); use --compile-only on a machine without one", h.value("error", "")));
+          fmt::format("no usable GPU ({}); use --compile-only on a machine without one", field_or(h, "error", "")));
     return false;
   }
   hello = h;
@@ -346,7 +347,7 @@ bool load_phase(EvalSession& s) {
     return false;
   }
   if (!l->value("ok", false)) {
-    s.v.set(Outcome::CompileError, "load", l->value("error", "cannot load the candidate"));
+    s.v.set(Outcome::CompileError, "load", field_or(*l, "error", "cannot load the candidate"));
     return false;
   }
   if (l->contains("state") && !(*l)["state"].is_null())

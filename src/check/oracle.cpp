@@ -4,6 +4,7 @@
 
 #include "check/host_data.h"
 #include "check/runner_replies.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -91,14 +92,14 @@ class TorchOracleImpl : public Oracle {
     auto m = r_->call({{"cmd", "materialize"}, {"inputs", gins}, {"outputs", outs}}, timeout_);
     if (!m || !m->value("ok", false))
       return fail("the oracle's runner could not draw the inputs of config '{}': {}", c.name,
-                  m ? m->value("error", m->dump()) : m.error().message);
+                  m ? field_or(*m, "error", m->dump()) : m.error().message);
     auto st = oracle_->outputs_into(c, device_tensors(gins, (*m)["inputs_ipc"]), device_tensors(outs, (*m)["outputs_ipc"]),
                                     device_);
     auto col = r_->call({{"cmd", "collect"}, {"outputs", st ? outs : json::array()}}, timeout_);
     if (!st) return fail("the PyTorch reference failed on config '{}': {}", c.name, st.error().message);
     if (!col || !col->value("ok", false))
       return fail("the oracle's runner could not take PyTorch's outputs of config '{}': {}", c.name,
-                  col ? col->value("error", col->dump()) : col.error().message);
+                  col ? field_or(*col, "error", col->dump()) : col.error().message);
     return {};
   }
   bool on_device() const override { return r_ != nullptr; }

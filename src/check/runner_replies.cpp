@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "task/tensor.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 using namespace std::chrono_literals;
@@ -22,7 +23,7 @@ json base_request(const Task& task, const Config& c) {
 
 void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
   if (reply && reply->value("fatal", false)) {
-    std::string err = reply->value("error", "");
+    std::string err = field_or(*reply, "error", "");
     bool illegal = err.find("IllegalAddress") != std::string::npos ||
                    err.find("illegal") != std::string::npos ||
                    err.find("MisalignedAddress") != std::string::npos;

@@ -13,6 +13,7 @@
 #include "run/protocol.h"
 #include "task/draw.h"
 #include "time/stats.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -129,10 +130,10 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
   if (!r || !r->value("ok", false)) {
     if (s.kind == SeriesKind::Candidate) {
       classify_death(v_, *s.runner, r ? &*r : nullptr, where_);
-      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, "runner", r ? r->value("error", "") : r.error().message);
+      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, "runner", r ? field_or(*r, "error", "") : r.error().message);
     } else {
       v_.set(Outcome::InfraError, "baseline",
-             fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r ? r->value("error", r->dump()) : r.error().message));
+             fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r ? field_or(*r, "error", r->dump()) : r.error().message));
     }
     return std::nullopt;
   }
@@ -311,7 +312,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
       classify_death(v_, *s_.cand, nullptr, where_ + " (after the last batch)");
       return false;
     }
-    v_.set(Outcome::InfraError, "compare", fmt::format("{}: {}", where_, r ? r->value("error", r->dump()) : r.error().message));
+    v_.set(Outcome::InfraError, "compare", fmt::format("{}: {}", where_, r ? field_or(*r, "error", r->dump()) : r.error().message));
     return false;
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {

@@ -8,6 +8,7 @@
 #include "interop/bridge.h"
 #include "run/runner_client.h"
 #include "util/subprocess.h"
+#include "util/json_fields.h"
 
 namespace kevo::cli {
 
@@ -59,7 +60,7 @@ void register_doctor(CLI::App& app, int& exit_code) {
                            j.value("total_mem", 0.0) / 1073741824.0, j.value("driver_version", 0),
                            j.value("runtime_version", 0)));
         } else {
-          line("GPU", false, h ? h->value("error", "") : h.error().message,
+          line("GPU", false, h ? field_or(*h, "error", "") : h.error().message,
                "kevo eval --compile-only works without a GPU; timing and correctness need one");
         }
       }

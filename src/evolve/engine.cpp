@@ -18,6 +18,7 @@
 #include "evolve/tuning.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/json_fields.h"
 
 namespace kevo::evolve {
 
@@ -33,28 +34,38 @@ json Budgets::to_json() const {
   return j;
 }
 
-Budgets Budgets::from_json(const json& j) {
+Result<Budgets> Budgets::from_json(const json& j) {
   Budgets b;
-  if (!j.is_object()) return b;
-  b.max_candidates = j.value("max_candidates", b.max_candidates);
-  if (j.contains("max_calls")) b.max_calls = j["max_calls"].get<int64_t>();
-  if (j.contains("max_tokens")) b.max_tokens = j["max_tokens"].get<int64_t>();
-  if (j.contains("max_usd")) b.max_usd = j["max_usd"].get<double>();
-  if (j.contains("max_minutes")) b.max_minutes = j["max_minutes"].get<double>();
+  JsonFields f(j, "budgets");
+  b.max_candidates = f.get("max_candidates", b.max_candidates);
+  auto opt = [&](const char* key, auto& out) {
+    using T = typename std::remove_reference_t<decltype(out)>::value_type;
+    if (j.is_object() && j.contains(key) && !j[key].is_null()) out = f.get<T>(key, T{});
+  };
+  opt("max_calls", b.max_calls);
+  opt("max_tokens", b.max_tokens);
+  opt("max_usd", b.max_usd);
+  opt("max_minutes", b.max_minutes);
+  KEVO_TRY(f.status());
   return b;
 }
 
 Result<EngineOptions> options_of_run(const store::RunRow& run) {
   json j = json::parse(run.config_json, nullptr, false);
-  if (!j.is_object()) return fail("run {}: its stored configuration is not JSON", run.id);
+  if (!j.is_object()) return fail("run {}: its stored configuration is not a JSON object", run.id);
+  const std::string where = fmt::format("run {}: stored configuration", run.id);
+  JsonFields f(j, where);
   EngineOptions o;
-  auto s = StrategyConfig::from_json(j.value("strategy", json::object()));
-  if (!s) return s.unexpected();
+  auto s = StrategyConfig::from_json(f.object("strategy"));
+  if (!s) return fail("{}: {}", where, s.error().message);
   o.strategy = *s;
-  o.budgets = Budgets::from_json(j.value("budgets", json::object()));
-  o.seed = j.value("seed", uint64_t{0});
-  o.eval.seeds = j.value("eval_seeds", o.eval.seeds);
-  o.eval.time_budget_s = j.value("eval_time_budget_s", o.eval.time_budget_s);
+  auto b = Budgets::from_json(f.object("budgets"));
+  if (!b) return fail("{}: {}", where, b.error().message);
+  o.budgets = *b;
+  o.seed = f.get("seed", uint64_t{0});
+  o.eval.seeds = f.get("eval_seeds", o.eval.seeds);
+  o.eval.time_budget_s = f.get("eval_time_budget_s", o.eval.time_budget_s);
+  KEVO_TRY(f.status());
   return o;
 }
 

@@ -35,7 +35,7 @@ struct Budgets {
   std::optional<double> max_usd;
   std::optional<double> max_minutes;   // wall time of this session
   nlohmann::json to_json() const;
-  static Budgets from_json(const nlohmann::json& j);
+  static Result<Budgets> from_json(const nlohmann::json& j);  // a field of another type: an error naming it
 };
 
 struct EngineOptions {

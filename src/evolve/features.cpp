@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_fields.h"
+
 namespace kevo::evolve {
 
 std::string strip_comments(std::string_view src) {
@@ -73,15 +75,15 @@ nlohmann::json KernelFeatures::to_json() const {
 }
 
 KernelFeatures KernelFeatures::from_json(const nlohmann::json& j) {
+  // Features only place a kernel in the archive's grid: a field of another type reads as unknown.
   KernelFeatures f;
-  if (!j.is_object()) return f;
-  f.registers = j.value("registers", 0);
-  f.shared_bytes = j.value("shared_bytes", 0L);
-  f.dynamic_shared = j.value("dynamic_shared", false);
-  f.tensor_cores = j.value("tensor_cores", false);
-  f.vector_loads = j.value("vector_loads", false);
-  f.warp_shuffles = j.value("warp_shuffles", false);
-  f.known_resources = j.value("known_resources", false);
+  f.registers = field_or(j, "registers", 0);
+  f.shared_bytes = field_or(j, "shared_bytes", 0L);
+  f.dynamic_shared = field_or(j, "dynamic_shared", false);
+  f.tensor_cores = field_or(j, "tensor_cores", false);
+  f.vector_loads = field_or(j, "vector_loads", false);
+  f.warp_shuffles = field_or(j, "warp_shuffles", false);
+  f.known_resources = field_or(j, "known_resources", false);
   return f;
 }
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/json_fields.h"
+
 namespace kevo::evolve {
 
 const char* to_string(Op op) {
@@ -125,38 +127,42 @@ nlohmann::json StrategyConfig::to_json() const {
 
 Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   if (!j.is_object()) return fail("strategy: not a JSON object");
-  auto base = preset(j.value("name", "kevo-default"));
+  JsonFields f(j, "strategy");
+  auto base = preset(f.get<std::string>("name", "kevo-default"));
   StrategyConfig s = base ? *base : StrategyConfig{};
-  s.name = j.value("name", s.name);
-  if (j.contains("info")) {
-    s.info.task = j["info"].value("task", true);
-    s.info.solutions = j["info"].value("solutions", false);
-    s.info.insights = j["info"].value("insights", false);
-  }
-  if (j.contains("operators") && j["operators"].is_object()) {
+  s.name = f.get("name", s.name);
+  JsonFields info(f.object("info"), "strategy.info");
+  s.info.task = info.get("task", true);
+  s.info.solutions = info.get("solutions", false);
+  s.info.insights = info.get("insights", false);
+  KEVO_TRY(info.status());
+  if (nlohmann::json ops = f.object("operators"); !ops.empty()) {
     s.operators.clear();
-    for (const auto& [k, v] : j["operators"].items()) {
+    JsonFields weights(ops, "strategy.operators");
+    for (const auto& [k, v] : ops.items()) {
       auto op = parse_op(k);
       if (!op) return op.unexpected();
-      s.operators.emplace_back(*op, v.get<double>());
+      s.operators.emplace_back(*op, weights.get(k.c_str(), 0.0));
     }
+    KEVO_TRY(weights.status());
   }
-  auto policy = parse_policy(j.value("policy", std::string(to_string(s.population.kind))));
+  auto policy = parse_policy(f.get("policy", std::string(to_string(s.population.kind))));
   if (!policy) return policy.unexpected();
   s.population.kind = *policy;
-  s.population.size = j.value("population", s.population.size);
-  s.population.islands = j.value("islands", s.population.islands);
-  s.population.migration_interval = j.value("migration_interval", s.population.migration_interval);
-  s.population.reset_interval = j.value("reset_interval", s.population.reset_interval);
-  s.population.migrants = j.value("migrants", s.population.migrants);
-  s.solutions_shown = j.value("solutions_shown", s.solutions_shown);
-  s.insights_shown = j.value("insights_shown", s.insights_shown);
-  s.repair_rounds = j.value("repair_rounds", s.repair_rounds);
-  s.parallel = j.value("parallel", s.parallel);
-  s.max_candidates = j.value("max_candidates", s.max_candidates);
-  s.stagnation = j.value("stagnation", s.stagnation);
-  s.verify_fallbacks = j.value("verify_fallbacks", s.verify_fallbacks);
-  s.style = j.value("style", s.style);
+  s.population.size = f.get("population", s.population.size);
+  s.population.islands = f.get("islands", s.population.islands);
+  s.population.migration_interval = f.get("migration_interval", s.population.migration_interval);
+  s.population.reset_interval = f.get("reset_interval", s.population.reset_interval);
+  s.population.migrants = f.get("migrants", s.population.migrants);
+  s.solutions_shown = f.get("solutions_shown", s.solutions_shown);
+  s.insights_shown = f.get("insights_shown", s.insights_shown);
+  s.repair_rounds = f.get("repair_rounds", s.repair_rounds);
+  s.parallel = f.get("parallel", s.parallel);
+  s.max_candidates = f.get("max_candidates", s.max_candidates);
+  s.stagnation = f.get("stagnation", s.stagnation);
+  s.verify_fallbacks = f.get("verify_fallbacks", s.verify_fallbacks);
+  s.style = f.get("style", s.style);
+  KEVO_TRY(f.status());
   return s;
 }
 
@@ -175,8 +181,10 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
     if (!p) return p.unexpected();
     s = *p;
   }
-  for (const auto& [key, node] : *ev) {
-    std::string k(key.str());
+  for (const auto& entry : *ev) {
+    // Not a structured binding: the lambdas below capture it (clang accepts that from 16 only).
+    const toml::node& node = entry.second;
+    std::string k(entry.first.str());
     auto line = node.source().begin.line;
     auto need_int = [&](int& out) -> Status {
       auto v = node.value<int64_t>();

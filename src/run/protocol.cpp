@@ -1,5 +1,7 @@
 #include "run/protocol.h"
 
+#include "util/json_fields.h"
+
 namespace kevo::proto {
 
 void to_json(json& j, const TensorDesc& d) {
@@ -67,7 +69,7 @@ void to_json(json& j, const TimeBatchReply& r) {
 
 void from_json(const json& j, TimeBatchReply& r) {
   r.ok = j.value("ok", false);
-  r.error = j.value("error", std::string());
+  r.error = field_or(j, "error", std::string());
   r.fatal = j.value("fatal", false);
   if (!r.ok) return;
   r.call_ms = j.at("call_ms").get<std::vector<double>>();

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <fstream>
 
 #include "support/temp_dir.h"
@@ -94,17 +93,17 @@ TEST(Intake, ExactlyOneKevoForward) {
   EXPECT_STREQ(to_string(IntakeCode::SeveralForwards), "several_kevo_forward");
 }
 
-// The size limit comes first, and what follows is linear: a 1 MiB input of the worst shapes for
-// the scanners is fast.
-TEST(Intake, OneMebibyteIsFast) {
+// The size limit comes first, and what follows is linear: 1 MiB inputs of the worst shapes for
+// the scanners finish (no clock here: the ctest timeout in scripts/test.sh is what a regression to
+// quadratic time runs into) and give the verdict their shape calls for.
+TEST(Intake, OneMebibyteInputsFinish) {
   for (std::string unit : {"kevo_forward(", "kevo_forward(((((", "a", "\"", "/*", "R\"(", "'", "#"}) {
     std::string s;
     while (s.size() + unit.size() <= (1 << 20)) s += unit;
-    auto t0 = std::chrono::steady_clock::now();
-    (void)check_intake(s);
-    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(sec, 10.0) << "unit '" << unit << "' took " << sec << " s";
+    auto r = check_intake(s);
+    EXPECT_FALSE(r.ok()) << "unit '" << unit << "': no single kevo_forward definition, yet it passed";
   }
+}
 }
 
 // A shared object from g++ with the given source; empty path when g++ is missing.

@@ -60,16 +60,15 @@ TEST(HostFiles, IncludesOfHostFilesAreRefusedBeforeTheCompiler) {
   }
 }
 
-// `#include "/dev/zero"` ran the host compiler out of memory (47 s, killed): now it never starts.
-TEST(HostFiles, DevZeroIsRefusedFast) {
+// `#include "/dev/zero"` ran the host compiler out of memory (47 s, killed): now it never starts
+// (the compiler named here does not exist: starting it would be an infrastructure error).
+TEST(HostFiles, DevZeroIsRefusedWithoutTheCompiler) {
   TempDir t;
-  auto t0 = std::chrono::steady_clock::now();
   auto r = compile_cuda_shared("#include \"/dev/zero\"\n", "candidate.cu", unreachable_compiler(t));
-  double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_FALSE(r->ok);
+  EXPECT_EQ(r->driver, "refused");
   EXPECT_THAT(r->diagnostics, HasSubstr("[host_include]"));
-  EXPECT_LT(sec, 1.0);
 }
 
 // The sandbox on its own, each kind that works here: a trusted host compile (no include rules) that

@@ -146,12 +146,34 @@ bool draw_on_device(EvalSession& s, const Config& c, int seed_index, uint64_t se
 }
 
 // One draw of one config on the host data plane; false when the checker itself failed.
+// Correctness checks share the GPU with each other, never with a timing (util/gpu_lock.h).
+std::optional<GpuLock> share_gpu(EvalSession& s) {
+  const std::string uuid = s.hello.value("uuid", "unknown");
+  auto lock = GpuLock::acquire(
+      uuid, std::chrono::minutes(30),
+      [&](const std::string& who) { spdlog::info("GPU {} is being timed by {}: correctness checks wait", uuid, who); },
+      GpuLock::Mode::Shared);
+  if (!lock) {
+    s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
+    return std::nullopt;
+  }
+  return std::move(*lock);
+}
+
 bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
   Tolerance tol = s.task.tolerance_for(s.task.precision());
   const bool inplace = s.task.inplace;
   auto ins = s.timed("inputs", [&] { return generate_inputs(s.task, c, seed, wide); });
   if (!ins) return s.v.set(Outcome::InfraError, "task", ins.error().message), false;
-  auto want = s.timed("oracle", [&] { return s.oracle->host_outputs(c, *ins); });
+  // The host path holds the GPU only while a runner uses it: a CPU reference can take minutes on a
+  // large config, and a timing elsewhere on this GPU would wait for all of it.
+  auto want = s.timed("oracle", [&]() -> Result<std::vector<Expected>> {
+    if (!s.oracle->on_device()) return s.oracle->host_outputs(c, *ins);
+    auto lock = share_gpu(s);
+    if (!lock) return fail("the GPU is busy");
+    return s.oracle->host_outputs(c, *ins);
+  });
+  if (!want && s.v.outcome != Outcome::Pass) return false;
   if (!want) return s.v.set(Outcome::InfraError, "oracle", want.error().message), false;
   auto p = prepare(s.task, c, *ins, !inplace);
   if (!p) return s.v.set(Outcome::InfraError, "task", p.error().message), false;
@@ -166,7 +188,10 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
     req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
                 {"outputs", p->outputs}, {"poison", placement}, {"placement", placement}});
     if (!inplace) req["inputs_after"] = p->inputs_after;
+    std::optional<GpuLock> lock = share_gpu(s);
+    if (!lock) return false;
     auto r = run_candidate(s, req, where, cc);
+    lock.reset();
     if (!r) break;
     auto outs = s.timed("arena", [&] { return get_outputs(s.cand->arena(), p->outputs); });
     for (size_t i = 0; i < ins->size() && !inplace && cc.ok; ++i)
@@ -221,15 +246,13 @@ Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_i
 
 bool correctness_phase(EvalSession& s) {
   s.next_phase("correctness");
-  // Correctness checks share the GPU with each other, never with a timing (util/gpu_lock.h).
-  const std::string uuid = s.hello.value("uuid", "unknown");
-  auto lock = GpuLock::acquire(
-      uuid, std::chrono::minutes(30),
-      [&](const std::string& who) { spdlog::info("GPU {} is being timed by {}: correctness checks wait", uuid, who); },
-      GpuLock::Mode::Shared);
-  if (!lock) {
-    s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
-    return false;
+  // On the device data plane the GPU does all the work: held for the phase (draw_on_host takes it
+  // around each runner call instead).
+  std::optional<GpuLock> lock;
+  if (s.dev_data) {
+    auto l = share_gpu(s);
+    if (!l) return false;
+    lock.emplace(std::move(*l));
   }
   // Smallest configs first: most wrong kernels fail there in milliseconds.
   std::vector<const Config*> order;

@@ -20,10 +20,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays well under
-// 1% of it, and short enough that the three series alternate often (drift cancels).
-constexpr double kBatchMs = 40.0;
-constexpr int kMinBatchCalls = 2, kMaxBatchCalls = 512;
+// A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays under 1% of
+// it, and short enough that the three series alternate often (drift cancels) and six rounds of
+// them fit an eval's latency (issue 13: ~0.6 s cached). On gelu (2^29 elements: ~1.8 ms a call plus
+// ~2.4 ms of draws, poison, flush and sums) that is 5 calls, and the outside slope's interval about
+// 1% of a call.
+constexpr double kBatchMs = 20.0;
+// At least 4 calls a batch: the slope divides the wall clock's jitter by k, and with fewer calls a
+// slow call (tens of ms) leaves an interval too wide to accuse a forger.
+constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
 // Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
 // each median has an interval; and a ceiling for very fast kernels.
 constexpr int kMinRounds = 6, kMaxRounds = 400;
@@ -289,6 +294,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
     json ins = json::array(), outs = json::array();
     for (auto d : inputs_) {
       d.gen->base = draw_call_base(d.gen->base, last_call);
+      d.gen->timed = true;  // as the runner drew it in time_batch
       ins.push_back(d);
     }
     for (const auto& d : outputs_) outs.push_back(d);

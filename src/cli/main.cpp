@@ -35,7 +35,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (auto msg = kevo::cli::unknown_command_message(app, {argv + 1, argv + argc})) {
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    auto msg = kevo::cli::unknown_command_message(app, args);
+    if (!msg) msg = kevo::cli::unknown_option_message(app, args);
+    if (msg) {
       std::fprintf(stderr, "%s\n", msg->c_str());
       return kevo::cli::usage_error_code(app);
     }

@@ -21,6 +21,9 @@ int usage_error_code(const CLI::App& app);
 std::optional<std::string> unknown_command_message(const CLI::App& app,
                                                    const std::vector<std::string>& args);
 
+// When argv holds an option the command it follows does not have (e.g. `kevo eval --bogus`), the
+// message naming it and the closest existing option; nullopt when every option is known.
+std::optional<std::string> unknown_option_message(const CLI::App& app, const std::vector<std::string>& args);
 // Edit distance (insertions, deletions, substitutions), for the suggestion above.
 size_t edit_distance(const std::string& a, const std::string& b);
 

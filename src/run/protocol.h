@@ -22,8 +22,9 @@ struct Gen {
   double a = 0, b = 1;
   int64_t lo = 0, hi = 1;
   uint64_t base = 0;
+  bool timed = false;  // a timed call's draw (task/draw.h draw_timed_value)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gen, kind, a, b, lo, hi, base)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gen, kind, a, b, lo, hi, base, timed)
 
 // A tensor of a call: name, dtype (kevo_dtype numbering), shape, bytes; its values drawn from
 // `gen` (device data) or found at `offset` in the shared arena (host data).
@@ -52,8 +53,8 @@ void to_json(json& j, const DeviceState& s);
 void from_json(const json& j, DeviceState& s);
 
 // time_batch: `calls` timed calls of `slot` ("" = none: only the work around the calls, to
-// measure it). Call i draws every input afresh with key draw_call_base(gen.base, first_call + i),
-// poisons the outputs, flushes L2, then calls the kernel between two events; afterwards trusted
+// measure it). Call i draws every input afresh with key draw_call_base(gen.base, first_call + i)
+// and the timed draws (draw_timed_value: the cost of this work bounds the outside clock), poisons the outputs, flushes L2, then calls the kernel between two events; afterwards trusted
 // kernels summarise each output (OutputSums under `sums_key`). The same first_call in two
 // runners gives the same inputs. The batch ends with a device-wide synchronize before replying.
 struct TimeBatchRequest {

@@ -160,40 +160,31 @@ __global__ void diff_kernel(const uint8_t* a, const uint8_t* b, size_t n, unsign
 }
 
 __global__ void sums_kernel(const void* p, int dt, int64_t n, uint64_t key, OutputSums* out) {
-  __shared__ double sh[3][kThreads];
-  __shared__ unsigned long long bad;
-  if (threadIdx.x == 0) bad = 0;
-  __syncthreads();
   double sq = 0, s0 = 0, s1 = 0;
   unsigned long long nf = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     // The same work whatever the values (a poisoned output costs what a real one does): the
     // checker subtracts the cost of this work measured on poisoned outputs.
-    double v = load(p, dt, i);
+    const double v = load(p, dt, i);
     const bool fin = isfinite(v);
     nf += fin ? 0 : 1;
     const double u = fin ? v : 0.0;
-    double g0, g1;
-    draw_signs(key, i, &g0, &g1);
+    const uint32_t h = draw_key32(key, i);  // draw_signs, without the multiplies
     sq += u * u;
-    s0 += g0 * u;
-    s1 += g1 * u;
+    s0 += (h & 1) ? u : -u;
+    s1 += (h & 2) ? u : -u;
   }
-  sh[0][threadIdx.x] = sq;
-  sh[1][threadIdx.x] = s0;
-  sh[2][threadIdx.x] = s1;
-  if (nf) atomicAdd(&bad, nf);
-  __syncthreads();
-  for (int w = kThreads / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w)
-      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] += sh[k][threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    atomicAdd(&out->sum_sq, sh[0][0]);
-    atomicAdd(&out->signed0, sh[1][0]);
-    atomicAdd(&out->signed1, sh[2][0]);
-    if (bad) atomicAdd(&out->nonfinite, bad);
+  // Warp shuffles, then one atomic per warp: no shared-memory tree (1.75 -> ~1.0 ms on 2^29
+  // elements on an H100, bench/timing_overhead.cu).
+  sq = warp_sum(sq);
+  s0 = warp_sum(s0);
+  s1 = warp_sum(s1);
+  nf = warp_sum(nf);
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&out->sum_sq, sq);
+    atomicAdd(&out->signed0, s0);
+    atomicAdd(&out->signed1, s1);
+    if (nf) atomicAdd(&out->nonfinite, nf);
   }
 }
 

@@ -103,7 +103,7 @@ json RunnerService::time_batch(const json& jreq) {
       const uint64_t call = req.first_call + static_cast<uint64_t>(i);
       for (size_t k = 0; k < ins.size(); ++k) {
         const auto& g = *req.inputs[k].gen;
-        kevo::DrawSpec ds{g.kind, g.a, g.b, g.lo, g.hi, draw_call_base(g.base, call)};
+        kevo::DrawSpec ds{g.kind, g.a, g.b, g.lo, g.hi, draw_call_base(g.base, call), true};
         CUDA_OR_FATAL(dev::fill(ins[k].data, req.inputs[k].dtype, req.inputs[k].numel, ds, stream_));
       }
       for (size_t k = 0; k < outs.size(); ++k) CUDA_OR_FATAL(cudaMemsetAsync(outs[k].data, 0xFF, req.outputs[k].nbytes, stream_));

@@ -15,18 +15,22 @@ namespace kevo {
 
 class JsonFields {
  public:
-  // `where` names the document in errors, e.g. "run 3: stored configuration".
-  JsonFields(const nlohmann::json& j, std::string where) : j_(j), where_(std::move(where)) {
-    if (!j_.is_object() && !j_.is_null()) note("is " + std::string(j_.type_name()) + ", expected an object");
+  // `where` names the document in errors, e.g. "run 3: stored configuration". A document passed
+  // as a temporary (`JsonFields(f.object("info"), ...)`) is kept; otherwise it is only referred to.
+  JsonFields(const nlohmann::json& j, std::string where) : j_(&j), where_(std::move(where)) { check_object(); }
+  JsonFields(nlohmann::json&& j, std::string where) : owned_(std::move(j)), j_(&owned_), where_(std::move(where)) {
+    check_object();
   }
+  JsonFields(const JsonFields&) = delete;
+  JsonFields& operator=(const JsonFields&) = delete;
 
   // The value at key, or fallback when it is missing (or null); a value of another type records
   // an error (the first one is kept) and gives fallback.
   template <class T>
   T get(const char* key, T fallback) {
-    if (!j_.is_object()) return fallback;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return fallback;
+    if (!j_->is_object()) return fallback;
+    auto it = j_->find(key);
+    if (it == j_->end() || it->is_null()) return fallback;
     if (!fits<T>(*it)) {
       note(std::string("field '") + key + "' is " + it->type_name() + ", expected " + expected<T>());
       return fallback;
@@ -63,11 +67,15 @@ class JsonFields {
     else if constexpr (std::is_same_v<T, std::string>) return "a string";
     else return "an object";
   }
+  void check_object() {
+    if (!j_->is_object() && !j_->is_null()) note("is " + std::string(j_->type_name()) + ", expected an object");
+  }
   void note(std::string what) {
     if (!error_) error_ = std::move(what);
   }
 
-  const nlohmann::json& j_;
+  nlohmann::json owned_;
+  const nlohmann::json* j_;
   std::string where_;
   std::optional<std::string> error_;
 };

@@ -115,6 +115,24 @@ TEST(CliContract, UnknownCommandNamesTheClosest) {
   EXPECT_EQ(b.err.find("unknown command"), std::string::npos) << b.err;
 }
 
+// An option the command does not have is named (CLI11 alone said "A subcommand is required" for
+// `kevo --bogus` and "task is required" for `kevo eval --bogus`), with the closest one.
+TEST(CliContract, UnknownOptionIsNamed) {
+  auto top = kevo_run({"--bogus"});
+  EXPECT_EQ(top.exit_code, 2) << top.err;
+  EXPECT_NE(top.err.find("kevo: unknown option '--bogus'"), std::string::npos) << top.err;
+  auto e = kevo_run({"eval", "--bogus"});
+  EXPECT_EQ(e.exit_code, 21) << e.err;
+  EXPECT_NE(e.err.find("kevo eval: unknown option '--bogus'"), std::string::npos) << e.err;
+  auto near = kevo_run({"eval", "gelu", "c.cu", "--time-budgt", "1"});
+  EXPECT_EQ(near.exit_code, 21) << near.err;
+  EXPECT_NE(near.err.find("unknown option '--time-budgt' (did you mean '--time-budget'?)"), std::string::npos)
+      << near.err;
+  auto val = kevo_run({"bench", "--suite=quick", "--no-such-flag"});
+  EXPECT_EQ(val.exit_code, 2) << val.err;
+  EXPECT_NE(val.err.find("kevo bench: unknown option '--no-such-flag'"), std::string::npos) << val.err;
+}
+
 TEST(CliContract, EventsJsonlWithoutAFileIsAnError) {
   TempDir dir;
   auto r = kevo_run({"evolve", "gelu", "--fake-gpu", "--db", (dir.path / "runs.db").string(), "--quiet",

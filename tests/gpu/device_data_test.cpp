@@ -67,7 +67,8 @@ fs::path compile_copy() {
 json gen_desc(const std::string& name, DType dt, int64_t n, const DrawSpec& d) {
   return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", {n}},
           {"nbytes", static_cast<size_t>(n) * dtype_size(dt)},
-          {"gen", {{"kind", d.kind}, {"a", d.a}, {"b", d.b}, {"lo", d.lo}, {"hi", d.hi}, {"base", d.base}}}};
+          {"gen", {{"kind", d.kind}, {"a", d.a}, {"b", d.b}, {"lo", d.lo}, {"hi", d.hi}, {"base", d.base},
+                   {"timed", d.timed}}}};
 }
 
 json run_req(const json& in, const json& out, double shift, bool keep) {
@@ -135,6 +136,43 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
       std::printf("DRAW %s: %lld of %lld differ from the host (max rel %.3g)\n", what.c_str(),
                   static_cast<long long>(differ), static_cast<long long>(n), max_rel);
     }
+  }
+}
+
+// The timed draws (task/draw.h draw_timed_value, what time_batch fills every timed call with) are
+// integer hashing and correctly rounded arithmetic: the device's bits are the host's for normal,
+// uniform and int draws; lognormal goes through exp and may differ in a rare last place.
+TEST(DeviceData, TimedDrawsAreTheHostsBits) {
+  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  fs::path so = compile_copy();
+  ASSERT_FALSE(so.empty());
+  auto runner = start_with_copy(so);
+  ASSERT_TRUE(runner);
+  const int64_t n = 1'000'003;
+  struct Case {
+    int kind;
+    DType dt;
+    double a, b;
+    bool exact;
+  };
+  for (const Case& k : {Case{kDrawNormal, DType::F32, 0, 1, true}, Case{kDrawNormal, DType::BF16, 1, 2, true},
+                        Case{kDrawUniform, DType::F32, -2, 3, true}, Case{kDrawInt, DType::I64, 0, 0, true},
+                        Case{kDrawLogNormal, DType::F16, 0, 0.5, false}}) {
+    DrawSpec d{k.kind, k.a, k.b, 3, 200, draw_call_base(42, 17), true};
+    std::vector<uint8_t> host(static_cast<size_t>(n) * dtype_size(k.dt));
+    for (int64_t i = 0; i < n; ++i) store_from_double(host.data(), k.dt, static_cast<size_t>(i), draw_timed_value(d, i));
+    json out = {{"name", "y"}, {"dtype", static_cast<int>(k.dt)}, {"shape", {n}}, {"offset", 0}, {"nbytes", host.size()}};
+    ASSERT_TRUE(runner->arena().resize(host.size()));
+    auto r = runner->call(run_req(gen_desc("x", k.dt, n, d), out, 0, false), 60s);
+    ASSERT_TRUE(r && r->value("ok", false)) << (r ? r->dump() : r.error().message);
+    const uint8_t* dev = reinterpret_cast<const uint8_t*>(runner->arena().data());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i)
+      differ += load_as_double(dev, k.dt, static_cast<size_t>(i)) != load_as_double(host.data(), k.dt, static_cast<size_t>(i));
+    if (k.exact) EXPECT_EQ(differ, 0) << "kind " << k.kind;
+    EXPECT_LT(differ, n / 10000 + 1) << "kind " << k.kind;
+    std::printf("TIMED DRAW kind %d %s: %lld of %lld differ from the host\n", k.kind, dtype_name(k.dt),
+                static_cast<long long>(differ), static_cast<long long>(n));
   }
 }
 

@@ -161,7 +161,7 @@ TEST(Export, RejectsAFileWithoutKevoForward) {
 TEST(Export, EscapingHelpers) {
   EXPECT_EQ(cpp_string_literal("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(cpp_escape("x\ny"), "x\\ny");
-  EXPECT_EQ(cpp_escape("??/"), "\\??/");
+  EXPECT_EQ(cpp_escape("?" "?/"), "\\?" "?/");  // a trigraph, split so this file has none
   EXPECT_EQ(cpp_escape(std::string("\x01\xff", 2)), "\\001\\377");
   EXPECT_EQ(cpp_escape("it's"), "it\\'s");
   EXPECT_EQ(py_string_literal("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");

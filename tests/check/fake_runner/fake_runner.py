@@ -28,10 +28,51 @@ def unit(k):
     return ((mix(k & M64) >> 11) + 0.5) * 2.0 ** -53
 
 
+M32 = (1 << 32) - 1
+
+
+def hash32(x):
+    """task/draw.h's draw_hash32."""
+    x ^= x >> 16
+    x = (x * 0x7feb352d) & M32
+    x ^= x >> 15
+    x = (x * 0x846ca68b) & M32
+    return x ^ (x >> 16)
+
+
+def key32(key, i):
+    """task/draw.h's draw_key32."""
+    return hash32((i & M32) ^ hash32(((i >> 32) & M32) ^ ((key >> 32) & M32)) ^ (key & M32))
+
+
+def timed_value(g, i):
+    """task/draw.h's draw_timed_value (normal, uniform and int: what the fakes' tasks use)."""
+    kind, a, b = g['kind'], g['a'], g['b']
+    h1 = key32(g['base'], i)
+    h2 = hash32(h1 ^ 0x9e3779b9)
+    if kind in (0, 4):
+        total = (h1 & 0xffff) + (h1 >> 16) + (h2 & 0xffff) + (h2 >> 16)
+        v = a + b * ((total - 131070) * (1.7320508075688772 / 65536.0))
+        return v if kind == 0 else math.exp(v)
+    u = ((h1 >> 8) + 0.5) * 2.0 ** -24
+    if kind == 1:
+        return (a - b) + (2 * b) * u
+    if kind == 2:
+        x = u - 0.5
+        return a - b * (-1 if x < 0 else 1) * math.log(1 - 2 * abs(x))
+    if kind == 3:
+        return -math.log(u) / a
+    return g['lo'] + ((h1 << 32) | h2) % (g['hi'] - g['lo'])
+
+
 def draw(g, n):
     """task/draw.h's draw_value, element for element (f32 tensors only)."""
     out = array.array('f', bytes(4 * n))
     kind, a, b, base = g['kind'], g['a'], g['b'], g['base']
+    if g.get('timed'):
+        for i in range(n):
+            out[i] = timed_value(g, i)
+        return out
     for i in range(n):
         if kind in (0, 4):
             k = base + 2 * (i // 2)
@@ -236,7 +277,8 @@ def call_base(base, call):
 
 
 def sign(key, i, which):
-    return 1.0 if (mix((key ^ i) & M64) >> which) & 1 else -1.0
+    """task/draw.h's draw_sign."""
+    return 1.0 if (key32(key, i) >> which) & 1 else -1.0
 
 
 SUMS_PREFIX = 64  # the fake summarises a prefix (a full draw per call in Python would take ms)
@@ -274,7 +316,7 @@ def time_batch(msg):
     key = msg['sums_key']
     rows = []
     for i in range(n):
-        g = dict(d_in['gen'], base=call_base(d_in['gen']['base'], first + i))
+        g = dict(d_in['gen'], base=call_base(d_in['gen']['base'], first + i), timed=True)
         if b == 'timed_cache' and 'cached' in state:
             x = state['cached']
         else:

@@ -25,6 +25,7 @@
 #include "llm/ensemble.h"
 #include "store/run_db.h"
 #include "util/fs.h"
+#include "util/json_fields.h"
 
 namespace kevo::cli {
 
@@ -255,6 +256,13 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveA
     for (const auto& v : out.verification)
       if (v.candidate == out.winner && !v.pytorch_line.empty()) std::printf("%s", v.pytorch_line.c_str());
     return out.status == store::RunStatus::kFailed ? 3 : 0;
+  }
+  if (out.not_faster) {
+    const auto& v = out.verification.back();
+    std::printf("no faster kernel found; the baseline stands (#%lld passed held-out re-verification at %.3fx "
+                "[%.3f, %.3f]: not above 1)\n",
+                static_cast<long long>(v.candidate), v.speedup, v.speedup_lo, v.speedup_hi);
+    return out.status == store::RunStatus::kFailed ? 3 : 1;
   }
   std::printf("no candidate passed held-out re-verification: no winner\n");
   return out.status == store::RunStatus::kFailed ? 3 : 1;
@@ -536,18 +544,19 @@ int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const 
     return 2;
   }
   json f = final_of(*r);
-  int64_t id = candidate ? candidate : f.value("winner", int64_t{0});
-  std::string status = "verified on held-out shapes";
-  if (!id) {
+  int64_t id = candidate ? candidate : field_or(f, "winner", int64_t{0});
+  std::string status = candidate ? "chosen by hand" : "verified on held-out shapes";
+  if (!id && r->strategy == "translate") {  // a translation's kernel, checked against its reference
     id = r->best_candidate;
-    status = f.value("best_failed_held_out", false) ? "FAILED held-out verification" : "NOT verified on held-out shapes";
-    if (id) std::fprintf(stderr, "kevo export: warning: run %lld has no verified winner; exporting its best (%s)\n",
-                         static_cast<long long>(run), status.c_str());
-  } else if (candidate) {
-    status = "chosen by hand";
+    status = "translated from the PyTorch reference";
   }
   if (!id) {
-    std::fprintf(stderr, "kevo export: run %lld has no valid candidate\n", static_cast<long long>(run));
+    // No winner: nothing faster than the baseline was verified. Exporting one anyway is a choice.
+    const char* why = field_or(f, "not_faster", false)          ? "no faster kernel was found; the baseline stands"
+                      : field_or(f, "best_failed_held_out", false) ? "its best FAILED held-out verification"
+                                                                 : "no candidate was verified on held-out shapes";
+    std::fprintf(stderr, "kevo export: run %lld has no winner (%s); pass --candidate ID to export one anyway\n",
+                 static_cast<long long>(run), why);
     return 1;
   }
   auto c = (*db)->candidate(id);

@@ -640,6 +640,11 @@ class EvolutionRun {
       emit("verified", {{"candidate", r->id}, {"outcome", a.outcome}, {"reason", a.reason},
                         {"message", a.message}, {"speedup", a.speedup}});
       if (v.outcome == Outcome::Pass) {
+        // A winner is faster than the baseline beyond noise; the runners-up are slower still.
+        if (!v.timing || a.speedup_lo <= 1.0) {
+          out.not_faster = true;
+          return;
+        }
         out.winner = r->id;
         out.winner_speedup = a.speedup;
         return;
@@ -748,7 +753,8 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     r.emit("finished", {{"status", store::to_string(st)}, {"stop_reason", why}, {"candidates", out.candidates},
                         {"valid", out.valid}, {"best_candidate", out.best_candidate},
                         {"best_speedup", out.best_speedup}, {"winner", out.winner},
-                        {"best_failed_held_out", out.best_failed_held_out}, {"gpu_busy", out.gpu_busy}});
+                        {"best_failed_held_out", out.best_failed_held_out}, {"not_faster", out.not_faster},
+                        {"gpu_busy", out.gpu_busy}});
     r.report(0);
     return out;
   };
@@ -798,6 +804,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   fin["winner"] = out.winner;
   fin["winner_speedup"] = out.winner_speedup;
   fin["best_failed_held_out"] = out.best_failed_held_out;
+  fin["not_faster"] = out.not_faster;
   json att = json::array();
   for (const auto& a : out.verification)
     att.push_back({{"candidate", a.candidate}, {"outcome", a.outcome}, {"reason", a.reason},

@@ -67,6 +67,9 @@ struct RunOutcome {
   int64_t winner = 0;          // the candidate that passed held-out re-verification (0: none)
   double winner_speedup = 0;   // re-timed
   bool best_failed_held_out = false;
+  // A candidate passed held-out re-verification, but its speedup interval was not above 1: no
+  // faster kernel was found and the baseline stands (no winner).
+  bool not_faster = false;
   std::vector<VerifyAttempt> verification;
   double gpu_busy = 0, wall_s = 0;
   // Where wall_s went: the baseline's eval (0 when resumed), the search, the held-out verification.

@@ -130,6 +130,32 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"hang", Outcome::Timeout, "timeout"}),
     [](const auto& i) { return i.param.behaviour; });
 
+// A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the
+// next candidate, evaluated by the same checker process, gets fresh runners and its own verdict.
+TEST(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task) << task.error().message;
+  auto base = read_file(kDir / "scale2" / "baseline.cu");
+  ASSERT_TRUE(base);
+  for (const auto& [behaviour, outcome] : {std::pair{"segfault", Outcome::Crash}, std::pair{"pass", Outcome::Pass}}) {
+    fs::path cand = scratch() / (std::string("fake_next_") + behaviour + ".cu");
+    std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: "
+                        << behaviour << "\";\n";
+    EvalOptions o;
+    o.candidate = cand;
+    o.seeds = 1;
+    o.seed = 7;
+    o.time_budget_s = 0.5;
+    o.call_timeout = std::chrono::milliseconds(3000);
+    Verdict v = evaluate(*task, o);
+    EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(outcome))) << behaviour << "\n" << v.to_text();
+    if (outcome == Outcome::Crash) EXPECT_EQ(v.reason, "signal") << v.to_text();
+  }
+}
+
 // Latency: once the device's ceilings are cached, an eval starts exactly two runner processes (the
 // candidate's and the oracle's); reading the ceilings must not cost a third CUDA context.
 TEST(FakeRunnerLatency, TwoRunnersPerEvalOnceTheDeviceIsKnown) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/small_fs.h"
 #include "test_support.h"
 #include "util/fs.h"
 
@@ -68,4 +69,38 @@ TEST(CompilePool, RealCompilesIncludingTheSameSourceTwice) {
   EXPECT_EQ(rs[0].cache_key, rs[1].cache_key);
   EXPECT_EQ(rs[0].so_path, rs[1].so_path);
   EXPECT_NE(rs[0].cache_key, rs[2].cache_key);
+}
+
+// The compile cache's disk fills up (a 256 KiB tmpfs): the compile is an error that says so and
+// names the cache, nothing half-written is kept as a cache entry, and once there is room the same
+// source compiles and is cached.
+TEST(CompileCache, DiskFullIsAClearErrorAndTheCacheRecovers) {
+  kevo::test::SmallFs small("cache", "size=256k");
+  if (!small.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
+  TempDir t;
+  fs::path fake = t.path / "fake-nvcc";
+  // Writes 1 MiB to its -o file, as nvcc writing a large object would; `head` says "No space left
+  // on device" as the toolchain does.
+  auto fake_writing = [&](int bytes) {
+    write_text(fake,
+               "#!/bin/sh\n"
+               "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
+               "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+               "head -c " + std::to_string(bytes) + " /dev/zero > \"$out\"\n",
+               true);
+  };
+  fake_writing(1 << 20);
+  CompileOptions o;
+  o.nvcc = fake.string();
+  o.cache_dir = small.dir / "cache";
+  CompilePool pool(1);
+  auto full = pool.submit("// candidate\n", "c.cu", o).get();
+  ASSERT_FALSE(full) << "a 1 MiB object fit a 256 KiB file system";
+  EXPECT_THAT(full.error().message, ::testing::HasSubstr("no space left on device")) << full.error().message;
+  EXPECT_THAT(full.error().message, ::testing::HasSubstr(o.cache_dir.string())) << full.error().message;
+  fake_writing(1024);
+  auto fits = pool.submit("// candidate\n", "c.cu", o).get();
+  ASSERT_TRUE(fits) << fits.error().message;
+  EXPECT_TRUE(fits->ok) << fits->diagnostics;
+  EXPECT_FALSE(fits->cache_hit) << "the failed compile left an entry behind";
 }

@@ -364,6 +364,25 @@ TEST(Verification, NoValidCandidateMeansNoWinner) {
   EXPECT_TRUE(out->verification.empty());
 }
 
+// A candidate that passes held-out re-verification but is not faster than the baseline beyond
+// noise (its interval not above 1) is no winner: the run says the baseline stands.
+TEST(Verification, NotFasterThanTheBaselineIsNoWinner) {
+  Harness h([](const std::string&, int n) {
+    return answer("k" + std::to_string(n), "t", kernel_source("pass time_ms=1.98 noise=0.05"));  // 1.01x +-5%
+  });
+  auto out = h.run(h.options("evoengineer-full", 3));
+  ASSERT_TRUE(out);
+  EXPECT_GT(out->valid, 0);
+  EXPECT_EQ(out->winner, 0);
+  EXPECT_TRUE(out->not_faster);
+  ASSERT_FALSE(out->verification.empty());
+  EXPECT_EQ(out->verification.back().outcome, "pass");
+  EXPECT_LE(out->verification.back().speedup_lo, 1.0);
+  auto run = h.db->get_run(out->run_id);
+  EXPECT_TRUE(contains(run->final_json, "\"not_faster\":true")) << run->final_json;
+  EXPECT_TRUE(contains(run->final_json, "\"winner\":0")) << run->final_json;
+}
+
 // ---- interruption ------------------------------------------------------------------------------
 
 TEST(Interrupt, CancelStopsCleanlyAndResumeFinishes) {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/small_fs.h"
 #include "support/temp_dir.h"
 #include "store/run_db.h"
 
@@ -357,20 +358,7 @@ TEST(RunDb, HundredConcurrentReadersWhileAWriterCommits) {
 }
 
 // A small tmpfs (root only; skipped elsewhere) for the faults of real storage.
-struct SmallFs {
-  std::filesystem::path dir;
-  bool ok = false;
-  explicit SmallFs(const std::string& tag, const char* opts) {
-    dir = std::filesystem::temp_directory_path() / ("kevo-store-fs-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::create_directories(dir);
-    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts) == 0;
-  }
-  ~SmallFs() {
-    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
+using test::SmallFs;
 
 TEST(RunDb, DiskFullIsAClearErrorAndTheFileStillOpens) {
   SmallFs fs("full", "size=600k");

@@ -160,5 +160,49 @@ TEST(StoreCli, ResumingATranslateRunIsRefusedNamingIt) {
   EXPECT_EQ(row->note, "what happened");
 }
 
+// A finished run whose best verified candidate was not faster than the baseline has no winner:
+// `kevo export` refuses without --candidate (saying why), and exports the named one with it.
+TEST(StoreCli, ExportWithoutAWinnerNeedsACandidate) {
+  REQUIRE_KEVO();
+  test::TempDir dir("kevo-store-cli");
+  auto path = dir.path / "runs.db";
+  int64_t id = 0, cand = 0;
+  {
+    auto db = RunDb::open(path);
+    ASSERT_TRUE(db);
+    RunRow run;
+    run.task = "gelu";
+    run.task_dir = (fs::path(KEVO_SOURCE_DIR) / "tasks" / "gelu").string();
+    run.strategy = "eoh";
+    run.config_json = "{}";
+    auto made = (*db)->create_run(run);
+    ASSERT_TRUE(made);
+    id = *made;
+    CandidateRow c;
+    c.run_id = id;
+    c.seq = 1;
+    c.source = "#include <kevo/kernel.h>\nKEVO_EXPORT int kevo_forward(const kevo_args* a) { return 0; }\n";
+    c.outcome = "pass";
+    c.speedup = 1.01;
+    c.time_ms = 1.98;
+    ASSERT_TRUE((*db)->add_candidate(c));
+    cand = c.id;
+    auto row = (*db)->get_run(id);
+    row->status = RunStatus::kFinished;
+    row->best_candidate = cand;
+    row->final_json = R"({"winner": 0, "not_faster": true, "best_failed_held_out": false})";
+    ASSERT_TRUE((*db)->update_run(*row));
+  }
+  auto out = dir.path / "out";
+  auto r = kevo({"export", std::to_string(id), "--db", path.string(), "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "no faster kernel was found; the baseline stands")) << r.err;
+  EXPECT_TRUE(has(r.err, "--candidate")) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  auto chosen = kevo({"export", std::to_string(id), "--db", path.string(), "-o", out.string(), "--candidate",
+                      std::to_string(cand)});
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.out << chosen.err;
+}
+
 }  // namespace
 }  // namespace kevo::store

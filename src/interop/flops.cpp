@@ -78,7 +78,10 @@ Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
     }
     std::sort(factors.begin(), factors.end());
     std::string key;
-    for (const auto& f : factors) key += (key.empty() ? "" : "*") + f;
+    for (const auto& f : factors) {
+      if (!key.empty()) key += '*';
+      key += f;
+    }
     auto it = std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.first == key; });
     if (it == terms.end())
       terms.emplace_back(key, coef);
@@ -93,7 +96,7 @@ Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
     if (!expr.empty()) expr += " + ";  // (not a ternary into operator+: GCC 12 -Wrestrict false positive)
     expr += t;
   }
-  if (expr.empty()) expr = "0";
+  if (expr.empty()) expr.assign(1, '0');  // (not operator=(const char*): GCC 12 -Wrestrict false positive)
   DerivedFlops out{expr, {}};
   auto v = eval_expr(expr, base_dims);
   if (!v || !same_count(*v, base.total))

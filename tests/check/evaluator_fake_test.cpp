@@ -32,13 +32,31 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.behaviour; }
 
+void use_fake_runner() {
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
+}
+
+// Options for evaluating scale2's baseline marked with a fake runner behaviour.
+EvalOptions fake_candidate(const std::string& base, const std::string& behaviour, int seeds, uint64_t seed) {
+  fs::path cand = scratch() / ("fake_" + behaviour + ".cu");
+  std::ofstream(cand) << base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: " << behaviour
+                      << "\";\n";
+  EvalOptions o;
+  o.candidate = cand;
+  o.seeds = seeds;
+  o.seed = seed;
+  o.time_budget_s = 0.5;
+  o.call_timeout = std::chrono::milliseconds(3000);
+  return o;
+}
+
 class FakeRunner : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     if (!find_program("nvcc")) GTEST_SKIP() << "nvcc not found: checker tests with the fake runner skipped";
     if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
-    setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-    setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
+    use_fake_runner();
   }
 };
 
@@ -50,15 +68,7 @@ TEST_P(FakeRunner, Verdict) {
   ASSERT_TRUE(task) << task.error().message;
   auto base = read_file(kDir / "scale2" / "baseline.cu");
   ASSERT_TRUE(base);
-  fs::path cand = scratch() / ("fake_" + c.behaviour + ".cu");
-  std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: "
-                      << c.behaviour << "\";\n";
-  EvalOptions o;
-  o.candidate = cand;
-  o.seeds = 2;
-  o.seed = 42;
-  o.time_budget_s = 0.5;
-  o.call_timeout = std::chrono::milliseconds(3000);
+  EvalOptions o = fake_candidate(*base, c.behaviour, 2, 42);
   Verdict v = evaluate(*task, o);
   EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.outcome))) << v.to_text();
   EXPECT_NE(v.reason.find(c.reason), std::string::npos)
@@ -134,25 +144,17 @@ INSTANTIATE_TEST_SUITE_P(
 // next candidate, evaluated by the same checker process, gets fresh runners and its own verdict.
 TEST(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
   if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
-  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
+  use_fake_runner();
   auto task = load_task(kDir / "scale2");
   ASSERT_TRUE(task) << task.error().message;
   auto base = read_file(kDir / "scale2" / "baseline.cu");
   ASSERT_TRUE(base);
   for (const auto& [behaviour, outcome] : {std::pair{"segfault", Outcome::Crash}, std::pair{"pass", Outcome::Pass}}) {
-    fs::path cand = scratch() / (std::string("fake_next_") + behaviour + ".cu");
-    std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: "
-                        << behaviour << "\";\n";
-    EvalOptions o;
-    o.candidate = cand;
-    o.seeds = 1;
-    o.seed = 7;
-    o.time_budget_s = 0.5;
-    o.call_timeout = std::chrono::milliseconds(3000);
-    Verdict v = evaluate(*task, o);
+    Verdict v = evaluate(*task, fake_candidate(*base, behaviour, 1, 7));
     EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(outcome))) << behaviour << "\n" << v.to_text();
-    if (outcome == Outcome::Crash) EXPECT_EQ(v.reason, "signal") << v.to_text();
+    if (outcome == Outcome::Crash) {
+      EXPECT_EQ(v.reason, "signal") << v.to_text();
+    }
   }
 }
 
@@ -208,22 +210,15 @@ TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
   fs::permissions(bin / "compute-sanitizer", fs::perms::owner_all);
   std::string path = bin.string() + ":" + getenv("PATH");
   setenv("PATH", path.c_str(), 1);
-  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
-  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
+  use_fake_runner();
   auto task = load_task(kDir / "scale2");
   ASSERT_TRUE(task) << task.error().message;
   auto base = read_file(kDir / "scale2" / "baseline.cu");
   ASSERT_TRUE(base);
-  fs::path cand = scratch() / "fake_sanitize.cu";
-  std::ofstream(cand) << *base << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: pass\";\n";
-  EvalOptions o;
-  o.candidate = cand;
-  o.seeds = 1;
-  o.seed = 7;
+  EvalOptions o = fake_candidate(*base, "pass", 1, 7);
   o.time = false;
   o.sanitize = true;
   o.visible_only = true;
-  o.call_timeout = std::chrono::milliseconds(3000);
   Verdict v = evaluate(*task, o);
   std::string old = path.substr(path.find(':') + 1);
   setenv("PATH", old.c_str(), 1);

@@ -157,8 +157,9 @@ TEST(CliContract, DoctorTableStaysATable) {
     ++rows;
   }
   EXPECT_GE(rows, 4) << r.out;
-  if (find_program("nvcc"))
+  if (find_program("nvcc")) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  nvcc +ok +release [0-9]+\\.[0-9]+"))) << r.out;
+  }
 }
 
 TEST(CliContract, EveryHelpEndsWithExamples) {
@@ -176,9 +177,11 @@ TEST(CliContract, EveryHelpEndsWithExamples) {
     auto at = r.out.rfind("\nExamples:\n  kevo ");
     EXPECT_NE(at, std::string::npos) << cmd << " --help has no examples:\n" << r.out;
     // Nothing but examples after them.
-    if (at != std::string::npos)
-      for (size_t p = r.out.find('\n', at + 11); p != std::string::npos && p + 1 < r.out.size(); p = r.out.find('\n', p + 1))
+    if (at != std::string::npos) {
+      for (size_t p = r.out.find('\n', at + 11); p != std::string::npos && p + 1 < r.out.size(); p = r.out.find('\n', p + 1)) {
         EXPECT_EQ(r.out.compare(p + 1, 7, "  kevo "), 0) << cmd << ":\n" << r.out.substr(at);
+      }
+    }
     for (const auto& s : subcommands_in(r.out)) {
       auto next = path;
       next.push_back(s);

@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <execinfo.h>
+
+#include <csignal>
+
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -18,6 +22,25 @@ namespace fs = std::filesystem;
 using namespace kevo;
 using namespace kevo::evolve;
 using namespace kevo::evolve::testing;
+
+namespace {
+
+// A crash in this long GPU test prints the raw frames (binary+offset) to stderr; symbolize them
+// with `addr2line -Cfe <the unstripped test binary> OFFSET...` on the machine that built it.
+void print_frames_and_die(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+[[maybe_unused]] const bool kCrashFrames = [] {
+  std::signal(SIGSEGV, print_frames_and_die);
+  std::signal(SIGABRT, print_frames_and_die);
+  return true;
+}();
+
+}  // namespace
 
 namespace {
 

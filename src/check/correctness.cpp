@@ -145,14 +145,9 @@ bool draw_on_device(EvalSession& s, const Config& c, int seed_index, uint64_t se
   return true;
 }
 
-// One draw of one config on the host data plane; false when the checker itself failed.
 // Correctness checks share the GPU with each other, never with a timing (util/gpu_lock.h).
 std::optional<GpuLock> share_gpu(EvalSession& s) {
-  const std::string uuid = s.hello.value("uuid", "unknown");
-  auto lock = GpuLock::acquire(
-      uuid, std::chrono::minutes(30),
-      [&](const std::string& who) { spdlog::info("GPU {} is being timed by {}: correctness checks wait", uuid, who); },
-      GpuLock::Mode::Shared);
+  auto lock = lock_gpu(s, GpuLock::Mode::Shared);
   if (!lock) {
     s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
     return std::nullopt;
@@ -160,6 +155,7 @@ std::optional<GpuLock> share_gpu(EvalSession& s) {
   return std::move(*lock);
 }
 
+// One draw of one config on the host data plane; false when the checker itself failed.
 bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
   Tolerance tol = s.task.tolerance_for(s.task.precision());
   const bool inplace = s.task.inplace;

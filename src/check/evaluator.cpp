@@ -365,19 +365,14 @@ bool load_phase(EvalSession& s) {
   return true;
 }
 
-namespace {
-
-// Waits (saying so once) while another kevo process times on this GPU.
-Result<GpuLock> lock_gpu(EvalSession& s) {
+Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
   const std::string uuid = s.hello.value("uuid", "unknown");
-  auto l = GpuLock::acquire(uuid, std::chrono::minutes(30), [&](const std::string& holder) {
-    spdlog::info("GPU {} is being timed by {}: waiting for it (correctness checks do not wait)", uuid, holder);
-  });
+  auto l = GpuLock::acquire(
+      uuid, std::chrono::minutes(30),
+      [&](const std::string& holder) { spdlog::info("GPU {} is held by {}: waiting for it", uuid, holder); }, mode);
   if (l && l->waited_seconds() > 0.05) s.v.work["gpu_lock_wait"] += l->waited_seconds();
   return l;
 }
-
-}  // namespace
 
 // The candidate against the baseline on the main config, each in its own process
 // (check/timing.h). Without a baseline the candidate is timed alone and its last timed output
@@ -411,7 +406,7 @@ void timing_phase(EvalSession& s) {
   (void)s.cand->call({{"cmd", "release"}, {"prefixes", json::array({"cand/"})}}, 60s);
   if (ts.trusted != ts.cand) (void)ts.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "snap/"})}}, 60s);
   // One timer per GPU: correctness checks may share it, timing may not (util/gpu_lock.h).
-  auto lock = lock_gpu(s);
+  auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
   if (!lock) return s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
   run_timing(ts, s.v);
   if (s.v.outcome != Outcome::Pass || !s.v.timing) return;
@@ -446,7 +441,7 @@ void pytorch_phase(EvalSession& s) {
   // The trusted runner, idle, keeps only the lent inputs while PyTorch runs.
   auto rel = s.trusted->call({{"cmd", "release"}, {"prefixes", json::array({""})}}, 60s);
   quiet_gpu();
-  auto lock = lock_gpu(s);
+  auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
   if (!lock) r = fail("{}", lock.error().message);
   else if (!rel) r = fail("the oracle's runner could not free its buffers for PyTorch: {}", rel.error().message);
   else r = time_torch_on_lent(*s.trusted, s.task, s.torch_set, to, bridge, s.opts.call_timeout * 3);

@@ -14,6 +14,7 @@
 #include "compile/nvcc.h"
 #include "run/protocol.h"
 #include "run/runner_client.h"
+#include "util/gpu_lock.h"
 
 namespace kevo {
 
@@ -69,7 +70,12 @@ struct EvalSession {
 
 // The candidate's outputs (their IPC handles) against the reference outputs the oracle left in the
 // trusted runner (base/out/<name>), element by element.
-Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_ipc);
+Status compare_on_device(EvalSession& s, const json& outputs, const json& outputs_ipc);
+
+// This eval's hold on its GPU (util/gpu_lock.h): Exclusive for timing, Shared for correctness
+// checks. Waits (saying so once) while another kevo process holds it the other way; the wait goes
+// into the verdict's work seconds.
+Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode);
 
 // The phases, in order; each returns false once the verdict is decided.
 bool intake_phase(EvalSession& s);

@@ -29,7 +29,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e bench suite torchoracle interop}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -84,6 +84,17 @@ if has e2e; then
   stamp e2e
   "$B/tests/gpu/evolve_e2e_test" --gtest_color=no --gtest_filter="${KEVO_E2E_FILTER:-*}" > "$OUT/evolve-e2e.txt" 2>&1 || rc=1
   grep -hE "^E2E|^\[  (FAILED|PASSED) " "$OUT/evolve-e2e.txt"
+fi
+if has scaleout; then
+  stamp scaleout
+  # The per-GPU lock (util/gpu_lock.h): two kevo processes evaluating on this GPU at once; the one
+  # that asks second logs that it waits, and both verdicts stand.
+  for x in a b; do
+    "$K" eval softmax tests/gpu/kernels/good/softmax_online.cu --visible-only --seeds 2 --time-budget 2 \
+      > "$OUT/lock-$x.txt" 2>&1 &
+  done
+  wait
+  grep -hE "held by|VERDICT|speedup " "$OUT"/lock-*.txt
 fi
 if has bench; then
   stamp bench

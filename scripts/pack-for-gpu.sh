@@ -19,4 +19,10 @@ mkdir -p .carry/lib
 for l in $(ldd .carry/tests/gpu/evolve_e2e_test | awk '/libcpp-httplib|libbrotli/ {print $3}'); do
   cp -L "$l" .carry/lib/
 done
+# The PostgreSQL client (the run database's second backend): Debian's libpqxx and libpq, and the
+# OpenLDAP 2.5 libraries libpq links (Ubuntu 24.04 ships 2.6 under other names).
+for l in $(ldd .carry/bin/kevo | awk '/libpqxx|libpq\.|libldap-2|liblber-2/ {print $3}'); do
+  cp -L "$l" .carry/lib/
+done
+[ -f "$B/bin/kevo-bench-queue" ] && objcopy --strip-debug "$B/bin/kevo-bench-queue" .carry/bin/kevo-bench-queue
 du -sh .carry

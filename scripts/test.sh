@@ -14,10 +14,12 @@ export PATH=/usr/local/cuda/bin:$PATH
 BUILD="${KEVO_TEST_BUILD:-build-ci}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 # PyTorch interop tests use Debian's CPU build of torch, the report test Debian's chromium (both
-# skip, visibly, without them); clang-14 and libFuzzer build this tree.
-if ! dpkg -s python3-torch python3-numpy chromium universal-ctags clang-14 libfuzzer-14-dev >/dev/null 2>&1; then
+# skip, visibly, without them); clang-14 and libFuzzer build this tree; the PostgreSQL run-database
+# tests start a throwaway PostgreSQL 15 server of their own (tests/support/pg_server.h).
+if ! dpkg -s python3-torch python3-numpy chromium universal-ctags clang-14 libfuzzer-14-dev postgresql-15 \
+     >/dev/null 2>&1; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 libfuzzer-14-dev
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 libfuzzer-14-dev postgresql-15
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch python3-numpy chromium universal-ctags || \
     echo "NOTE: python3-torch/chromium could not be installed: interop and report-render tests will skip"
 fi

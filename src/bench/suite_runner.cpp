@@ -116,7 +116,18 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
       log(fmt::format("{}: cannot load: {}", head, task.error().message));
       continue;
     }
+    std::unique_ptr<evolve::EvalPool> pool;
+    if (s.pool_for) {
+      auto p = s.pool_for(*task);
+      if (!p) {
+        out.errors.push_back(it.task + ": " + p.error().message);
+        log(fmt::format("{}: cannot set up its evaluations: {}", head, p.error().message));
+        continue;
+      }
+      pool = std::move(*p);
+    }
     evolve::Engine engine(*task, *s.evaluator, db, s.llm, s.ensemble, *s.cancel);
+    engine.set_pool(pool.get());
     if (s.progress) engine.set_progress([&](const evolve::Progress& p) { s.progress(it.task, p); });
     Result<evolve::RunOutcome> r = fail("not run");
     if (it.action == Action::kResume) {

@@ -10,6 +10,7 @@
 
 #include "bench/table.h"
 #include "evolve/engine.h"
+#include "evolve/eval_pool.h"
 #include "interop/time_result.h"
 
 namespace kevo::bench {
@@ -47,6 +48,9 @@ struct BenchSetup {
   // says this machine cannot time PyTorch (interop::torch_unavailable) turns it off for the rest
   // of the bench, with one line of log; other errors are recorded as {"skipped": why}.
   std::function<Result<interop::TimeResult>(const Task&)> time_torch;
+  // Where a task's evaluations run (several at once, or through the run database's queue); null,
+  // or a null pool: `evaluator`, one at a time.
+  std::function<Result<std::unique_ptr<evolve::EvalPool>>(const Task&)> pool_for;
 };
 
 struct BenchOutcome {

@@ -121,7 +121,7 @@ Result<BenchTable> load_table(store::RunDb& db, const RunKey& key, const std::ve
   BenchTable t;
   t.key = key;
   t.suite = suite;
-  t.db = std::filesystem::absolute(db.path()).string();
+  t.db = store::is_postgres_url(db.where()) ? db.where() : std::filesystem::absolute(db.where()).string();
   std::vector<std::string> names;
   if (suite_tasks) names = *suite_tasks;
   else
@@ -146,11 +146,12 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p = db_or_run;
-  if (fs::is_directory(p, ec)) p /= "bench.json";
-  if (!fs::exists(p, ec)) return fail("{}: no such database or bench result", p.string());
+  const bool url = store::is_postgres_url(db_or_run);  // a PostgreSQL run database
+  if (!url && fs::is_directory(p, ec)) p /= "bench.json";
+  if (!url && !fs::exists(p, ec)) return fail("{}: no such database or bench result", p.string());
   std::vector<BenchTable> out;
-  if (is_sqlite(p)) {
-    auto db = store::RunDb::open_read_only(p);
+  if (url || is_sqlite(p)) {
+    auto db = store::RunDb::open_read_only(p.string());
     if (!db) return db.unexpected();
     auto keys = keys_in(**db);
     if (!keys) return keys.unexpected();
@@ -159,7 +160,7 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
       if (!t) return t.unexpected();
       out.push_back(std::move(*t));
     }
-    if (out.empty()) return fail("{}: the database holds no runs", p.string());
+    if (out.empty()) return fail("{}: the database holds no runs", (*db)->where());
     return out;
   }
   auto text = read_file(p);

@@ -122,8 +122,14 @@ Verdict EvalSession::finish() {
   return v;
 }
 
-std::future<EvalSession::Started> EvalSession::start_runner() {
-  auto r = RunnerClient::start({});
+RunnerOptions runner_options(const EvalOptions& o) {
+  RunnerOptions r;
+  if (!o.gpu.empty()) r.env["CUDA_VISIBLE_DEVICES"] = o.gpu;
+  return r;
+}
+
+std::future<EvalSession::Started> EvalSession::start_runner(const EvalOptions& o) {
+  auto r = RunnerClient::start(runner_options(o));
   if (!r) {
     std::promise<Started> p;
     p.set_value(r.unexpected());
@@ -159,7 +165,7 @@ bool EvalSession::await_cand() {
 
 bool EvalSession::await_trusted() {
   if (trusted) return true;
-  auto r = (trusted_start.valid() ? std::move(trusted_start) : start_runner()).get();
+  auto r = (trusted_start.valid() ? std::move(trusted_start) : start_runner(opts)).get();
   if (!r) {
     v.set(Outcome::InfraError, "runner", r.error().message);
     return false;
@@ -240,8 +246,8 @@ bool compile_phase(EvalSession& s) {
   const EvalOptions& opts = s.opts;
   s.arch = opts.arch;
   if (!opts.compile_only) {
-    s.cand_start = EvalSession::start_runner();
-    if (wants_trusted_runner(s)) s.trusted_start = EvalSession::start_runner();
+    s.cand_start = EvalSession::start_runner(opts);
+    if (wants_trusted_runner(s)) s.trusted_start = EvalSession::start_runner(opts);
     if (s.arch.empty())
       if (auto a = read_file(cache_dir() / "devices" / "last_arch"); a && a->rfind("sm_", 0) == 0)
         s.arch = a->substr(0, a->find('\n'));
@@ -377,6 +383,26 @@ Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
 // The candidate against the baseline on the main config, each in its own process
 // (check/timing.h). Without a baseline the candidate is timed alone and its last timed output
 // checked by the oracle.
+// The speed-of-light floor of the timed config: a median below what the device can do is skipped
+// work, whatever the clocks said.
+void sol_check(EvalSession& s, const Config& c) {
+  Timing& t = *s.v.timing;
+  auto dev = device_ceilings(false, s.hello.value("uuid", ""));
+  if (!dev) {
+    s.v.flags.push_back({"sol_unavailable", dev.error().message});
+    return;
+  }
+  s.v.device = *dev;
+  auto fl = s.task.flops(c), by = s.task.bytes(c);
+  t.floor = sol_floor(*dev, fl ? *fl : 0, by ? *by : 0, s.task.precision());
+  if (t.candidate.median > 0) t.sol_fraction = t.floor.floor_ms / t.candidate.median;
+  if (t.candidate.median > 0 && t.candidate.median < t.floor.impossible_ms)
+    s.v.set(Outcome::Unsafe, "below_sol",
+            fmt::format("timing on config '{}': {:.4f} ms is below what this device can do for {} ({:.4f} ms): "
+                        "suspected skipped work",
+                        c.name, t.candidate.median, s.task.name, t.floor.impossible_ms));
+}
+
 void timing_phase(EvalSession& s) {
   s.next_phase("timing");
   quiet_gpu();
@@ -410,21 +436,12 @@ void timing_phase(EvalSession& s) {
   if (!lock) return s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
   run_timing(ts, s.v);
   if (s.v.outcome != Outcome::Pass || !s.v.timing) return;
-  Timing& t = *s.v.timing;
-  auto dev = device_ceilings(false, s.hello.value("uuid", ""));
-  if (!dev) {
-    s.v.flags.push_back({"sol_unavailable", dev.error().message});
-    return;
-  }
-  s.v.device = *dev;
-  auto fl = s.task.flops(c), by = s.task.bytes(c);
-  t.floor = sol_floor(*dev, fl ? *fl : 0, by ? *by : 0, s.task.precision());
-  if (t.candidate.median > 0) t.sol_fraction = t.floor.floor_ms / t.candidate.median;
-  if (t.candidate.median > 0 && t.candidate.median < t.floor.impossible_ms)
-    s.v.set(Outcome::Unsafe, "below_sol",
-            fmt::format("timing on config '{}': {:.4f} ms is below what this device can do for {} ({:.4f} ms): "
-                        "suspected skipped work",
-                        c.name, t.candidate.median, s.task.name, t.floor.impossible_ms));
+  sol_check(s, c);
+  if (s.v.outcome == Outcome::Pass && s.v.timing->outside.verdict == OutsideVerdict::Inconclusive)
+    s.v.set(Outcome::InfraError, "timing_noisy",
+            fmt::format("timing on config '{}': the host was too noisy for the checker's clock to confirm the "
+                        "candidate's figure within {:.0f} s: {}",
+                        c.name, kNoisyBudgets * s.opts.time_budget_s, s.v.timing->outside.detail));
 }
 
 // The task's PyTorch side on the same inputs, once kevo's own processes are gone.

@@ -41,7 +41,14 @@ struct EvalOptions {
   // on the CPU), for machines where CUDA IPC is unavailable.
   bool device_data = true;
   std::filesystem::path cache_dir;  // default: kevo::cache_dir()
+  // Which GPU the runners use: a CUDA_VISIBLE_DEVICES value ("1", or a uuid); empty: the
+  // process's own environment decides (kevo evolve --gpus gives each evaluator its GPU).
+  std::string gpu;
 };
+
+// The runner options that put a runner on opts.gpu.
+struct RunnerOptions;
+RunnerOptions runner_options(const EvalOptions& opts);
 
 Verdict evaluate(const Task& task, const EvalOptions& opts);
 

@@ -39,6 +39,7 @@ const char* outside_verdict_name(OutsideVerdict v) {
   switch (v) {
     case OutsideVerdict::Agree: return "agree";
     case OutsideVerdict::Forged: return "forged";
+    case OutsideVerdict::Inconclusive: return "inconclusive";
     case OutsideVerdict::Unmeasured: return "unmeasured";
   }
   return "?";
@@ -54,10 +55,18 @@ OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const 
   c.outside_ms = candidate.per_call_ms - around.per_call_ms;
   c.ci_ms = std::hypot(candidate.ci_ms, around.ci_ms);
   // The tolerance, widened by the outside figure's own uncertainty: a noisy host must not turn an
-  // honest kernel into a forger (what a forger can hide in is reported with the figure).
-  c.allowed_ms = std::max(tolerance * std::max(c.outside_ms, 0.0), 2 * c.ci_ms);
-  const bool forged = events_mean_ms < c.outside_ms - c.allowed_ms;
-  c.verdict = forged ? OutsideVerdict::Forged : OutsideVerdict::Agree;
+  // honest kernel into a forger (what a forger can hide in is reported with the figure). But noise
+  // beyond kNoisyShare would let a forger hide most of its time: a figure that only that much noise
+  // saves from an accusation is neither believed nor accused (more batches decide).
+  const double within = tolerance * std::max(c.outside_ms, 0.0);
+  c.allowed_ms = std::max(within, 2 * c.ci_ms);
+  const bool too_noisy = 2 * c.ci_ms > std::max(kNoisyShare * c.outside_ms, kNoisyFloorMs);
+  if (events_mean_ms < c.outside_ms - c.allowed_ms)
+    c.verdict = OutsideVerdict::Forged;
+  else if (too_noisy && events_mean_ms < c.outside_ms - within)
+    c.verdict = OutsideVerdict::Inconclusive;
+  else
+    c.verdict = OutsideVerdict::Agree;
   c.detail = fmt::format("in-process events {:.4f} ms per call, the checker's clock {:.4f} ms (+-{:.4f}); "
                          "allowed shortfall {:.4f} ms",
                          events_mean_ms, c.outside_ms, c.ci_ms, c.allowed_ms);

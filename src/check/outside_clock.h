@@ -18,6 +18,11 @@ namespace kevo {
 // outside figure of a ~ms kernel is precise to ~0.5% (batches of tens of ms); honest kernels sit
 // at or above it (event overhead adds, never removes, time).
 constexpr double kOutsideTolerance = 0.03;
+// Noise the allowance may grow to before a shortfall hiding in it is no longer believed: twice the
+// interval above this share of the figure (and above kNoisyFloorMs, below which launch overheads
+// decide) makes a below-tolerance figure Inconclusive. A GPU host's interval is ~3-6% of it.
+constexpr double kNoisyShare = 0.25;
+constexpr double kNoisyFloorMs = 0.02;
 
 struct BatchWall {
   int calls = 0;
@@ -35,7 +40,10 @@ struct Slope {
 // each; otherwise !ok.
 Slope fit_slope(const std::vector<BatchWall>& walls);
 
-enum class OutsideVerdict { Agree, Forged, Unmeasured };
+// Inconclusive: the events read below the outside figure by more than the tolerance, within its
+// noise, and that noise is beyond kNoisyShare; more batches decide (a noisy host must neither
+// accuse an honest kernel nor let a forger hide in the noise).
+enum class OutsideVerdict { Agree, Forged, Inconclusive, Unmeasured };
 const char* outside_verdict_name(OutsideVerdict v);
 
 struct OutsideCheck {

@@ -35,7 +35,7 @@ void sanitize_phase(EvalSession& s) {
     } else {
       std::vector<std::string> parts;
       for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
-        RunnerOptions ro;
+        RunnerOptions ro = runner_options(s.opts);
         auto runner = find_runner();
         auto ins = generate_inputs(task, *small, v.seed + 99, false);
         if (!runner || !ins) {

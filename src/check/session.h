@@ -57,7 +57,7 @@ struct EvalSession {
 
   // A runner process spawned on this thread (it dies with the thread that forked it); the wait for
   // its CUDA context runs in the background, beside the compile.
-  static std::future<Started> start_runner();
+  static std::future<Started> start_runner(const EvalOptions& o);
   // Waits for the candidate's runner; false when the verdict is decided (no GPU).
   bool await_cand();
   // The trusted runner, started if it was not (an oracle that needs none still times the baseline).

@@ -75,6 +75,7 @@ class TimingRun {
   bool check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call);
   bool calibrate();
   bool stable() const;
+  OutsideCheck outside_now() const;
   bool check_last_output(uint64_t last_call);
   void check_trusted_starts();
   void finish();
@@ -274,7 +275,9 @@ void TimingRun::run() {
     }
     if (cand && base && !check_sums(*cand, *base, first)) return;
     last_call = first + static_cast<uint64_t>(n) - 1;
-    if (round + 1 >= kMinRounds && (elapsed() >= s_.budget_s || stable())) break;
+    if (round + 1 < kMinRounds) continue;
+    if (elapsed() >= kNoisyBudgets * s_.budget_s) break;
+    if ((elapsed() >= s_.budget_s || stable()) && outside_now().verdict != OutsideVerdict::Inconclusive) break;
   }
   if (!check_last_output(last_call)) return;
   check_trusted_starts();
@@ -358,13 +361,18 @@ void TimingRun::check_trusted_starts() {
   }
 }
 
+OutsideCheck TimingRun::outside_now() const {
+  const Series& cand = series_.front();
+  return check_outside(mean(cand.call_ms), fit_slope(cand.walls), fit_slope(series_.back().walls));
+}
+
 void TimingRun::finish() {
   const Series& cand = series_.front();
   const Series& around = series_.back();
   Timing t;
   t.config = s_.config->name;
   t.candidate = summarize(cand.call_ms);
-  OutsideCheck oc = check_outside(mean(cand.call_ms), fit_slope(cand.walls), fit_slope(around.walls));
+  OutsideCheck oc = outside_now();
   t.outside = oc;
   t.batch_calls = k_;
   t.rounds = static_cast<int>(cand.walls.size());
@@ -390,6 +398,11 @@ void TimingRun::finish() {
 void run_timing(const TimingSetup& s, Verdict& v) {
   auto t0 = Clock::now();
   TimingRun(s, v).run();
+  // Still undecided after kNoisyBudgets (the SOL check may yet accuse it; evaluator.cpp decides).
+  if (v.outcome == Outcome::Pass && v.timing && v.timing->outside.verdict == OutsideVerdict::Inconclusive)
+    v.flags.push_back({"timing_noisy", fmt::format("the checker's clock could not confirm the candidate's figure "
+                                                   "within {:.0f} s: {}", kNoisyBudgets * s.budget_s,
+                                                   v.timing->outside.detail)});
   v.work["timing_session"] += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

@@ -21,6 +21,11 @@
 
 namespace kevo {
 
+// A session whose outside clock cannot yet tell an honest figure from a forged one (outside_clock.h:
+// Inconclusive) goes on past its budget, up to this many budgets; still undecided, the verdict is
+// infra_error [timing_noisy] (unless a definite failure, such as below_sol, comes first).
+inline constexpr double kNoisyBudgets = 3.0;
+
 struct TimingSetup {
   const Task* task = nullptr;
   const Config* config = nullptr;

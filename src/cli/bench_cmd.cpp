@@ -13,6 +13,7 @@
 #include "bench/table.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"
+#include "cli/pool_args.h"
 #include "cli/task_arg.h"
 #include "evolve/marker_evaluator.h"
 #include "interop/torch_timing.h"
@@ -47,6 +48,7 @@ struct BenchArgs {
   double time_budget = 0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, no_torch_time = false;
+  PoolArgs pool;
 };
 
 int bench_fail(const std::string& msg, int code = 2) {
@@ -99,7 +101,8 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   std::shared_ptr<llm::ResponseCache> cache;
   std::unique_ptr<llm::Ensemble> ensemble;
   if (!lcfg.models.empty()) {
-    auto c = llm::ResponseCache::attach((*db)->handle());
+    auto c = (*db)->handle() ? llm::ResponseCache::attach((*db)->handle())
+                             : llm::ResponseCache::open((cache_dir() / "llm_cache.sqlite").string());
     if (!c) return bench_fail(c.error().message);
     cache = std::move(*c);
     auto ctx = llm::make_context(lcfg, {.cache = cache, .seed = opts.seed});
@@ -124,6 +127,13 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   setup.llm = ensemble.get();
   setup.ensemble = ensemble.get();
   setup.cancel = &g_bench_cancel;
+  {  // --gpus / --queue: checked once here, so a bad value fails before the first task
+    auto g = evolve::parse_gpus(a.pool.gpus);
+    if (!g) return bench_fail(g.error().message);
+  }
+  setup.pool_for = [&a, cmd, &db, dbpath](const Task& t) {
+    return pool_of(a.pool, a.fake_gpu, cmd, **db, t, dbpath, "kevo bench");
+  };
   // PyTorch eager / torch.compile / extension on the same GPU, once each task's run is done. Not
   // with --fake-gpu: real PyTorch times next to marker verdicts would be a meaningless ratio.
   if (!a.fake_gpu && !a.no_torch_time)
@@ -231,6 +241,7 @@ void register_bench(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration during the search (default 3)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  add_pool_options(cmd, a->pool);
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--no-torch-time", a->no_torch_time,
                 "Do not time tasks' PyTorch side (eager, torch.compile, extension) for the vs-PyTorch columns");

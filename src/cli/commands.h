@@ -12,5 +12,6 @@ void register_evolve(CLI::App& app, int& exit_code);   // evolve, translate, run
 void register_interop(CLI::App& app, int& exit_code);  // import, export-torch (src/cli/interop_cmd.cpp)
 void register_task(CLI::App& app, int& exit_code);     // task lint, task list (src/cli/task_cmd.cpp)
 void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, report (src/cli/bench_cmd.cpp)
+void register_worker(CLI::App& app, int& exit_code);   // worker (src/cli/worker_cmd.cpp)
 
 }  // namespace kevo::cli

@@ -4,6 +4,7 @@
 
 #include "check/evaluator.h"
 #include "cli/commands.h"
+#include "store/run_db.h"
 #include "compile/nvcc.h"
 #include "interop/bridge.h"
 #include "run/runner_client.h"
@@ -29,13 +30,41 @@ std::string nvcc_release(const std::string& banner) {
   size_t end = banner.find('\n', at);
   return banner.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
+// The run database (--db, else $KEVO_DB): reachable, kevo's, and at a schema this kevo reads.
+// Read-only: doctor never creates or upgrades a database. Returns false when it is not usable.
+bool store_line(const std::string& db) {
+  if (db.empty()) {
+    line("run database", true, "not checked (give --db URL|PATH or set KEVO_DB)");
+    return true;
+  }
+  auto d = store::RunDb::open_read_only(db);
+  if (!d) {
+    line("run database", false, d.error().message,
+         store::is_postgres_url(db) ? "check the URL, that the server runs, and the role's rights (docs/CLUSTER.md)"
+                                    : "a writer (kevo evolve --db ...) creates it");
+    return false;
+  }
+  auto v = (*d)->schema_version();
+  if (!v) {
+    line("run database", false, v.error().message);
+    return false;
+  }
+  const bool ok = *v == store::kSchemaVersion;
+  line("run database", ok,
+       fmt::format("{}: schema version {} (this kevo writes {})", (*d)->where(), *v, store::kSchemaVersion),
+       "a writer (kevo evolve or kevo worker) upgrades an older schema");
+  return ok;
+}
+
 }  // namespace
 
 void register_doctor(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("doctor", "Report what this machine offers (GPU, compilers, ceilings, Python, LLM keys)");
   auto remeasure = std::make_shared<bool>(false);
   cmd->add_flag("--remeasure", *remeasure, "Measure the device ceilings again instead of using the cache");
-  cmd->callback([remeasure, &exit_code] {
+  auto db = std::make_shared<std::string>();
+  cmd->add_option("--db", *db, "Also check this run database (a SQLite path or a postgresql:// URL)")->envname("KEVO_DB");
+  cmd->callback([remeasure, db, &exit_code] {
     std::printf("kevo doctor\n");
     bool gpu_ok = false;
     auto nvcc = compiler_version("nvcc");
@@ -92,7 +121,8 @@ void register_doctor(CLI::App& app, int& exit_code) {
       if (const char* v = getenv(k); v && *v) keys += std::string(keys.empty() ? "" : ", ") + k;
     line("LLM keys", !keys.empty(), keys.empty() ? "none set" : keys + " set",
          "export OPENAI_API_KEY=... or ANTHROPIC_API_KEY=... (or serve a model locally; see docs/LLM.md)");
-    exit_code = gpu_ok ? 0 : 1;
+    const bool store_ok = store_line(*db);
+    exit_code = gpu_ok && store_ok ? 0 : 1;
   });
 }
 

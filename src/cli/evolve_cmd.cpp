@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/pool_args.h"
 #include "cli/task_arg.h"
 #include "evolve/engine.h"
+#include "evolve/eval_pool.h"
 #include "evolve/export.h"
 #include "evolve/marker_evaluator.h"
 #include "evolve/translate.h"
@@ -57,6 +59,7 @@ struct EvolveArgs {
   double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false;
+  PoolArgs pool;
 };
 
 class StatusPrinter {
@@ -211,7 +214,8 @@ struct Models {
 Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed) {
   Models m;
   if (lcfg.models.empty()) return m;
-  auto c = llm::ResponseCache::attach(db.handle());
+  auto c = db.handle() ? llm::ResponseCache::attach(db.handle())
+                       : llm::ResponseCache::open((cache_dir() / "llm_cache.sqlite").string());
   if (!c) return c.unexpected();
   m.cache = std::move(*c);
   auto ctx = llm::make_context(lcfg, {.cache = m.cache, .seed = seed});
@@ -232,7 +236,7 @@ std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const ch
 int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveArgs& a, const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
               store::to_string(out.status), out.stop_reason.c_str());
-  std::printf("candidates %d (valid %d)  gpu busy %.0f%%  %.1f candidates/min\n", out.candidates, out.valid,
+  std::printf("candidates %d (valid %d)  evaluators busy %.0f%%  %.1f candidates/min\n", out.candidates, out.valid,
               out.gpu_busy * 100, out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
   std::printf("time %.1f s: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
               out.wall_s, out.baseline_s, out.search_s,
@@ -288,7 +292,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   auto evaluator = evaluator_of(a.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
   const Task& task = plan->task;
-  std::fprintf(stderr, "kevo evolve: run database %s\n", std::filesystem::absolute(dbpath).c_str());
+  std::fprintf(stderr, "kevo evolve: run database %s\n", (*db)->where().c_str());
   if (!(*db)->backup().empty())
     std::fprintf(stderr, "kevo evolve: upgraded its schema; the file as it was is kept in %s\n",
                  (*db)->backup().c_str());
@@ -305,7 +309,13 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
       return rc;
     }
   }
+  auto pool = pool_of(a.pool, a.fake_gpu, cmd, **db, task, dbpath, "kevo evolve");
+  if (!pool) {
+    std::signal(SIGINT, previous);
+    return evolve_fail(pool.error().message);
+  }
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
+  engine.set_pool(pool->get());
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (*events) engine.set_events(events->get());
@@ -339,7 +349,7 @@ int run_translate(const TranslateArgs& a) {
   auto models = models_of(*lcfg, **db, 0);
   if (!models) return fail_with(models.error().message);
   auto evaluator = evaluator_of(a.fake_gpu, "kevo translate");
-  std::fprintf(stderr, "kevo translate: run database %s\n", std::filesystem::absolute(dbpath).c_str());
+  std::fprintf(stderr, "kevo translate: run database %s\n", (*db)->where().c_str());
   evolve::TranslateOptions o;
   o.rounds = a.rounds;
   o.force = a.force;
@@ -618,6 +628,7 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
   cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  add_pool_options(cmd, a->pool);
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
   cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });

@@ -7,10 +7,12 @@
 #include <list>
 #include <map>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "compile/cache.h"
+#include "evolve/eval_pool.h"
 #include "evolve/features.h"
 #include "evolve/population.h"
 #include "evolve/proposal.h"
@@ -152,6 +154,8 @@ struct State {
   double cost = 0, gpu_s = 0;
   std::deque<Job> repairs;
   std::map<std::string, int64_t> seen;  // source fingerprint -> first candidate (0: the baseline)
+  std::set<std::string> evaluating;     // fingerprints of the evaluations in flight
+  int64_t next_ticket = 1;
   std::mt19937_64 rng;
   SteadyClock::time_point t0 = SteadyClock::now();
   std::string stop;       // why no new proposal starts
@@ -162,11 +166,11 @@ struct State {
 // (or tunes offline) and verifies the best; Engine::run sets it up and turns it into an outcome.
 class EvolutionRun {
  public:
-  EvolutionRun(const Task& task, CandidateEvaluator& ev, store::RunDb& db, llm::LlmClient* llm, llm::Ensemble* ens,
-         const llm::CancelToken& user_cancel, EventSink* events, const std::function<void(const Progress&)>& progress,
-         State& s)
+  EvolutionRun(const Task& task, CandidateEvaluator& ev, EvalPool& pool, store::RunDb& db, llm::LlmClient* llm,
+               llm::Ensemble* ens, const llm::CancelToken& user_cancel, EventSink* events,
+               const std::function<void(const Progress&)>& progress, State& s)
       : task_(task), ev_(ev), db_(db), llm_(llm), ens_(ens), user_cancel_(user_cancel), events_(events),
-        progress_(progress), s_(s) {}
+        progress_(progress), s_(s), pool_(pool) {}
 
   void emit(const std::string& kind, const json& data) {
     if (events_) events_->emit(s_.row.id, kind, data);
@@ -184,7 +188,8 @@ class EvolutionRun {
     p.tokens = s_.tokens;
     p.cost_usd = s_.cost;
     p.elapsed_s = since(s_.t0);
-    p.gpu_busy = p.elapsed_s > 0 ? std::min(1.0, s_.gpu_s / p.elapsed_s) : 0;
+    // The evaluators' occupancy: busy slot-seconds over the slots' wall time.
+    p.gpu_busy = p.elapsed_s > 0 ? std::min(1.0, s_.gpu_s / (p.elapsed_s * pool_.slots())) : 0;
     return p;
   }
   void report(int in_flight) {
@@ -406,16 +411,26 @@ class EvolutionRun {
     return c;
   }
 
-  Verdict evaluate_file(const std::filesystem::path& file) {
+  EvalOptions search_options() const {
     EvalOptions o = s_.opts.eval;
     o.visible_only = true;  // held-out configs are for re-verification only
     o.held_out_only = false;
     o.baseline_mode = false;
     o.time = true;
-    auto t = SteadyClock::now();
-    Verdict v = ev_.evaluate(task_, file, o);
-    s_.gpu_s += since(t);
-    return v;
+    return o;
+  }
+
+  // One evaluation outside the pipeline (tuning, re-verification), waited for.
+  Result<Verdict> evaluate_now(const std::filesystem::path& file, const std::string& source, EvalOptions o) {
+    EvalRequest r;
+    r.ticket = s_.next_ticket++;
+    r.file = file;
+    r.source = source;
+    r.opts = std::move(o);
+    auto d = pool_.run_one(std::move(r));
+    if (!d) return d.unexpected();
+    s_.gpu_s += d->busy_s;
+    return std::move(d->verdict);
   }
 
   void stop_with(const std::string& why, bool hard) {
@@ -451,7 +466,6 @@ class EvolutionRun {
       return {};
     }
     store::CandidateRow c;
-    std::string repair_feedback, repair_source;
     if (!p.invalid_reason.empty()) {
       c.source = p.source;
       c.outcome = "invalid_answer";
@@ -459,9 +473,10 @@ class EvolutionRun {
       c.message = clip(p.invalid_message, 2000);
       c.features_json = "{}";
       c.flags_json = "[]";
-      repair_feedback = p.invalid_message;
-      repair_source = p.job.base_source;
-    } else if (auto dup = s_.seen.find(ev_.fingerprint(p.source)); dup != s_.seen.end()) {
+      return store_proposal(std::move(c), p, p.invalid_message, p.job.base_source);
+    }
+    const std::string fp = ev_.fingerprint(p.source);
+    if (auto dup = s_.seen.find(fp); dup != s_.seen.end()) {
       // The same program (comments and whitespace aside) as one already judged: no GPU time.
       c.source = p.source;
       c.outcome = "duplicate";
@@ -473,21 +488,55 @@ class EvolutionRun {
       c.features_json = "{}";
       c.flags_json = "[]";
       emit("duplicate", {{"of", dup->second}});
-    } else {
-      Verdict v = evaluate_file(p.file);
-      c = row_from_verdict(v, p.source);
-      if (v.outcome == Outcome::CompileError) {
-        repair_feedback = "The compiler said:\n" + (v.compile ? v.compile->diagnostics : v.message);
-      } else if (v.outcome == Outcome::Incorrect) {
-        repair_feedback = "The kernel compiled but produced wrong results. First mismatch:\n" + first_mismatch(v);
-      }
-      repair_source = p.source;
-      if (v.outcome == Outcome::InfraError) {
-        if (++s_.infra_in_row >= 3) stop_with("infra_error: " + v.message, true);
-      } else {
-        s_.infra_in_row = 0;
-      }
+      return store_proposal(std::move(c), p, "", "");
     }
+    if (s_.evaluating.count(fp)) {  // the same program is being evaluated now
+      c.source = p.source;
+      c.outcome = "duplicate";
+      c.reason = "duplicate";
+      c.message = "the same code as a candidate being evaluated now (comments and whitespace ignored); not evaluated again";
+      c.features_json = "{}";
+      c.flags_json = "[]";
+      emit("duplicate", {{"of", -1}});
+      return store_proposal(std::move(c), p, "", "");
+    }
+    EvalRequest r;
+    r.ticket = s_.next_ticket++;
+    r.file = p.file;
+    r.source = p.source;
+    r.opts = search_options();
+    KEVO_TRY(pool_.submit(std::move(r)));
+    s_.evaluating.insert(fp);
+    pending_.emplace(s_.next_ticket - 1, Pending{std::move(p), fp, SteadyClock::now()});
+    return {};
+  }
+
+  // A finished evaluation: its candidate recorded, repairs queued, the infrastructure watched.
+  Status complete(EvalDone d) {
+    auto it = pending_.find(d.ticket);
+    if (it == pending_.end()) return fail("an evaluation finished that was never started (ticket {})", d.ticket);
+    Pending pe = std::move(it->second);
+    pending_.erase(it);
+    s_.evaluating.erase(pe.fingerprint);
+    s_.gpu_s += d.busy_s;
+    const Verdict& v = d.verdict;
+    if (v.outcome == Outcome::InfraError) {
+      if (++s_.infra_in_row >= 3) stop_with("infra_error: " + v.message, true);
+    } else {
+      s_.infra_in_row = 0;
+    }
+    std::string feedback;
+    if (v.outcome == Outcome::CompileError)
+      feedback = "The compiler said:\n" + (v.compile ? v.compile->diagnostics : v.message);
+    else if (v.outcome == Outcome::Incorrect)
+      feedback = "The kernel compiled but produced wrong results. First mismatch:\n" + first_mismatch(v);
+    const std::string source = pe.proposal.source;
+    return store_proposal(row_from_verdict(v, source), pe.proposal, feedback, source);
+  }
+
+  // Records a proposal's candidate (judged, invalid or a repeat) with the call that produced it.
+  Status store_proposal(store::CandidateRow c, const Proposal& p, const std::string& repair_feedback,
+                        const std::string& repair_source) {
     c.op = to_string(p.job.op);
     c.parents = p.job.parents;
     c.generation = p.job.generation;
@@ -508,49 +557,72 @@ class EvolutionRun {
     return {};
   }
 
+  bool slot_free() const { return static_cast<int>(pending_.size()) < pool_.slots(); }
+
+  // Starts proposals while a slot is free (so with one slot each result is recorded before the
+  // next proposal is planned, as in a serial loop) and the budgets allow.
+  void refill(std::list<std::future<Proposal>>& inflight) {
+    while (slot_free() && s_.stop.empty() && inflight.size() < static_cast<size_t>(std::max(1, s_.opts.strategy.parallel))) {
+      std::string why = blocked(inflight.size() + pending_.size());
+      if (!why.empty()) {
+        // Budgets reached with proposals still in flight: those finish; nothing new starts.
+        if (why == "interrupted" || why == "budget_minutes") stop_with(why, true);
+        else if (inflight.empty() && pending_.empty()) stop_with(why, false);
+        break;
+      }
+      if (s_.opts.budgets.max_calls && s_.calls + static_cast<int64_t>(inflight.size()) >= *s_.opts.budgets.max_calls)
+        break;  // the calls in flight may still fail and free their place
+      Job j = next_job();
+      inflight.push_back(std::async(std::launch::async, [this, j = std::move(j)]() mutable {
+        return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_);
+      }));
+    }
+  }
+
+  std::optional<Proposal> take_ready(std::list<std::future<Proposal>>& inflight) {
+    for (auto it = inflight.begin(); it != inflight.end(); ++it)
+      if (it->wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
+        Proposal p = it->get();
+        inflight.erase(it);
+        return p;
+      }
+    return std::nullopt;
+  }
+
+  // Proposals run on threads; evaluations in the pool. A finished evaluation is recorded first;
+  // a ready proposal is taken only when a slot is free for it.
   Status evolve() {
     std::list<std::future<Proposal>> inflight;
     auto last_report = SteadyClock::now();
+    auto in_flight = [&] { return static_cast<int>(inflight.size() + pending_.size()); };
     while (true) {
-      while (s_.stop.empty() && inflight.size() < static_cast<size_t>(std::max(1, s_.opts.strategy.parallel))) {
-        std::string why = blocked(inflight.size());
-        if (!why.empty()) {
-          // Budgets reached with proposals still in flight: those finish; nothing new starts.
-          if (why == "interrupted" || why == "budget_minutes") stop_with(why, true);
-          else if (inflight.empty()) stop_with(why, false);
-          break;
-        }
-        if (s_.opts.budgets.max_calls && s_.calls + static_cast<int64_t>(inflight.size()) >= *s_.opts.budgets.max_calls)
-          break;  // the calls in flight may still fail and free their place
-        Job j = next_job();
-        inflight.push_back(std::async(std::launch::async, [this, j = std::move(j)]() mutable {
-          return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_);
-        }));
-      }
-      if (inflight.empty()) break;
-      // Wait for any ready proposal; the GPU (this thread) takes them one at a time.
-      std::optional<Proposal> ready;
-      while (!ready) {
-        for (auto it = inflight.begin(); it != inflight.end(); ++it) {
-          if (it->wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
-            ready = it->get();
-            inflight.erase(it);
-            break;
-          }
-        }
-        if (ready) break;
+      refill(inflight);
+      if (inflight.empty() && pending_.empty()) break;
+      auto done = pool_.next(std::chrono::milliseconds(0));
+      if (!done) return done.unexpected();
+      if (*done) {
+        KEVO_TRY(complete(std::move(**done)));
+      } else if (auto ready = slot_free() ? take_ready(inflight) : std::nullopt) {
+        if (user_cancel_.cancelled()) stop_with("interrupted", true);
+        KEVO_TRY(handle(std::move(*ready)));
+      } else {
         if (user_cancel_.cancelled()) stop_with("interrupted", true);
         if (s_.opts.budgets.max_minutes && since(s_.t0) >= *s_.opts.budgets.max_minutes * 60)
           stop_with("budget_minutes", true);
         if (since(last_report) > 1.0) {
-          report(static_cast<int>(inflight.size()));
+          report(in_flight());
           last_report = SteadyClock::now();
         }
-        inflight.front().wait_for(std::chrono::milliseconds(20));
+        if (!pending_.empty()) {
+          auto d = pool_.next(std::chrono::milliseconds(20));
+          if (!d) return d.unexpected();
+          if (*d) KEVO_TRY(complete(std::move(**d)));
+        } else {
+          inflight.front().wait_for(std::chrono::milliseconds(20));
+        }
+        continue;
       }
-      if (user_cancel_.cancelled()) stop_with("interrupted", true);
-      KEVO_TRY(handle(std::move(*ready)));
-      report(static_cast<int>(inflight.size()));
+      report(in_flight());
       last_report = SteadyClock::now();
     }
     return {};
@@ -589,8 +661,9 @@ class EvolutionRun {
       }
       auto file = work_dir_ / fmt::format("tune{}.cu", s_.seq + 1);
       KEVO_TRY(write_file_atomic(file, todo[i].source));
-      Verdict v = evaluate_file(file);
-      store::CandidateRow c = row_from_verdict(v, todo[i].source);
+      auto v = evaluate_now(file, todo[i].source, search_options());
+      if (!v) return v.unexpected();
+      store::CandidateRow c = row_from_verdict(*v, todo[i].source);
       c.op = to_string(Op::kTune);
       c.name = todo[i].label();
       c.rationale = "offline tuning: " + todo[i].label();
@@ -625,9 +698,17 @@ class EvolutionRun {
       o.time = true;
       o.seed.reset();  // fresh inputs: nothing the search saw
       o.torch_time = !task_.torch_reference.empty();  // the winner next to PyTorch, once
-      auto t = SteadyClock::now();
-      Verdict v = ev_.evaluate(task_, file, o);
-      s_.gpu_s += since(t);
+      auto ev = evaluate_now(file, r->source, o);
+      if (!ev) {
+        VerifyAttempt lost;
+        lost.candidate = r->id;
+        lost.outcome = outcome_name(Outcome::InfraError);
+        lost.reason = "evaluator";
+        lost.message = ev.error().message;
+        out.verification.push_back(lost);
+        continue;
+      }
+      const Verdict& v = *ev;
       VerifyAttempt a{r->id, outcome_name(v.outcome), v.reason, v.message};
       if (v.timing) {
         a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
@@ -667,6 +748,13 @@ class EvolutionRun {
   State& s_;
   llm::CancelToken inner_cancel_;  // fired on Ctrl-C and on hard stops; the workers watch it
   std::filesystem::path work_dir_;
+  EvalPool& pool_;
+  struct Pending {
+    Proposal proposal;
+    std::string fingerprint;
+    SteadyClock::time_point submitted;
+  };
+  std::map<int64_t, Pending> pending_;  // evaluations in the pool, by ticket
 };
 
 }  // namespace
@@ -725,9 +813,13 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
       s.row.config_json = cfg.dump();
     }
   }
-  EvolutionRun r(task_, evaluator_, db_, llm_, ensemble_, cancel_, events_, progress_, s);
+  std::unique_ptr<EvalPool> own_pool;
+  EvalPool* pool = pool_;
+  if (!pool) pool = (own_pool = make_serial_pool(evaluator_, task_)).get();
+  KEVO_TRY(pool->set_run(s.row.id));
+  EvolutionRun r(task_, evaluator_, *pool, db_, llm_, ensemble_, cancel_, events_, progress_, s);
   std::filesystem::path work = opts.work_dir;
-  if (work.empty()) work = std::filesystem::path(db_.path().string() + ".work");
+  if (work.empty()) work = store::default_work_dir(db_);
   work /= fmt::format("run-{}", s.row.id);
   std::error_code ec;
   std::filesystem::create_directories(work, ec);
@@ -748,7 +840,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     out.best_candidate = s.pop.best() ? s.pop.best()->id : 0;
     out.best_speedup = s.pop.best() ? s.pop.best()->speed.value : 0;
     out.wall_s = since(s.t0);
-    out.gpu_busy = out.wall_s > 0 ? std::min(1.0, s.gpu_s / out.wall_s) : 0;
+    out.gpu_busy = out.wall_s > 0 ? std::min(1.0, s.gpu_s / (out.wall_s * pool->slots())) : 0;
     out.note = s.row.note;
     r.emit("finished", {{"status", store::to_string(st)}, {"stop_reason", why}, {"candidates", out.candidates},
                         {"valid", out.valid}, {"best_candidate", out.best_candidate},
@@ -768,8 +860,14 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     o.visible_only = true;
     o.time = true;
     auto t = SteadyClock::now();
-    Verdict bv = evaluator_.evaluate_baseline(task_, o);
-    s.gpu_s += since(t);
+    EvalRequest req;
+    req.ticket = s.next_ticket++;
+    req.kind = EvalKind::kBaseline;
+    req.opts = o;
+    auto done = pool->run_one(std::move(req));
+    if (!done) return done.unexpected();
+    const Verdict& bv = done->verdict;
+    s.gpu_s += done->busy_s;
     out.baseline_s = since(t);
     base = baseline_summary(bv, evaluator_.is_fake());
     s.row.baseline_json = base.dump();

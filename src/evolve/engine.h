@@ -1,9 +1,10 @@
 // The evolution engine: one loop, every strategy a configuration of it (strategy.h).
 //
 // Pipeline: up to `parallel` proposals run on worker threads (LLM call, answer parsing, edits,
-// compile-cache warm-up, so compiles run in parallel); this thread evaluates the ready
-// candidates one at a time (the GPU is serial), records each in the run database in its own
-// transaction, updates the population and the noise-aware best, and starts new proposals. At
+// compile-cache warm-up, so compiles run in parallel); ready candidates go to the evaluation pool
+// (eval_pool.h: one slot per GPU, or workers through the run database), and as each result
+// arrives this thread records it in the run database in its own transaction, updates the
+// population and the noise-aware best, and starts new proposals (asynchronous steady state). At
 // the end the winner is re-verified on the held-out configurations with a fresh seed and
 // re-timed; a winner that fails there is reported as such, and runners-up are tried.
 //
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evolve/candidate_evaluator.h"
+#include "evolve/eval_pool.h"
 #include "evolve/events.h"
 #include "evolve/strategy.h"
 #include "llm/cancel.h"
@@ -89,6 +91,9 @@ class Engine {
 
   void set_events(EventSink* sink) { events_ = sink; }
   void set_progress(std::function<void(const Progress&)> f) { progress_ = std::move(f); }
+  // Where evaluations run (several at once: eval_pool.h); default: `evaluator`, one at a time.
+  // The evaluator still serves warm(), fingerprint() and cuda_version().
+  void set_pool(EvalPool* pool) { pool_ = pool; }
 
   Result<RunOutcome> start(const EngineOptions& opts);
   // Continues a stored run with its population rebuilt from the database.
@@ -104,6 +109,7 @@ class Engine {
   llm::Ensemble* ensemble_;
   const llm::CancelToken& cancel_;
   EventSink* events_ = nullptr;
+  EvalPool* pool_ = nullptr;
   std::function<void(const Progress&)> progress_;
 };
 

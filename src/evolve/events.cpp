@@ -15,7 +15,7 @@ std::string Progress::status_line() const {
                     : tokens >= 1000  ? fmt::format("{}k", tokens / 1000)
                                       : fmt::format("{}", tokens);
   int secs = static_cast<int>(elapsed_s);
-  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  gpu {}%  {} in flight  {}m{:02d}s",
+  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  evaluators busy {}%  {} in flight  {}m{:02d}s",
                      run_id, done, budget, pct, best_speedup > 0 ? fmt::format("{:.2f}x", best_speedup) : "-",
                      tok, cost_usd, static_cast<int>(gpu_busy * 100 + 0.5), in_flight, secs / 60, secs % 60);
 }

@@ -20,7 +20,9 @@ struct Progress {
   double best_speedup = 0;
   int64_t tokens = 0;
   double cost_usd = 0;
-  double gpu_busy = 0;  // fraction of wall time the GPU spent evaluating
+  // The evaluators' occupancy: busy evaluation-seconds over wall time x slots. Not the GPU's own
+  // utilization (NVML), which counts only the time kernels run.
+  double gpu_busy = 0;
   double elapsed_s = 0;
   // "run 3  12/45 done  valid 58%  best 1.84x  tokens 210k  $0.42  gpu 71%  2 in flight  3m10s"
   std::string status_line() const;

@@ -60,6 +60,7 @@ Markers read_markers(const std::string& src) {
       else if (k == "regs") m.regs = static_cast<int>(std::strtol(c, nullptr, 10));
       else if (k == "smem") m.smem = std::strtol(c, nullptr, 10);
       else if (k == "sleep_ms") m.sleep_ms = static_cast<int>(std::strtol(c, nullptr, 10));
+      else if (k == "wall_s") m.sleep_ms = static_cast<int>(std::strtod(c, nullptr) * 1000);
     }
   }
   return m;

@@ -2,12 +2,14 @@
 // so the whole evolution loop (prompts, parsing, selection, storage) runs on a CPU in tests and
 // in `kevo evolve --fake-gpu` dry runs. Runs made with it are marked fake in the database.
 //
-//   // fake: pass time_ms=1.25 [noise=0.02] [regs=64] [smem=4096] [sleep_ms=20]
+//   // fake: pass time_ms=1.25 [noise=0.02] [regs=64] [smem=4096] [wall_s=0.2 | sleep_ms=20]
 //   // fake: compile_error <diagnostic text>
 //   // fake: incorrect <first mismatch text>
 //   // fake: unsafe <reason>        // fake: crash        // fake: timeout
 //   // fake: held_out_fail           (passes visible configs, fails the held-out ones)
 //
+// wall_s (or sleep_ms) makes the evaluation take that long, so scaling and fault tests of the
+// evaluation pool and the workers mean something without a GPU.
 // A source with no marker is incorrect ("no fake marker"). Speedup = baseline_ms / time_ms with a
 // CI of +-noise (relative); asked for PyTorch times (EvalOptions::torch_time), it reports eager at
 // the baseline's time and torch.compile 20% faster. Every call is recorded for tests.

@@ -170,7 +170,7 @@ Status Translation::start() {
   row_.id = *id;
   out_.run_id = row_.id;
   work_ = opts_.work_dir;
-  if (work_.empty()) work_ = std::filesystem::path(db_.path().string() + ".work");
+  if (work_.empty()) work_ = store::default_work_dir(db_);
   work_ /= fmt::format("run-{}", row_.id);
   std::error_code ec;
   std::filesystem::create_directories(work_, ec);

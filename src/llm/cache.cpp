@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include "llm/errors.h"
 
@@ -31,6 +32,9 @@ std::string column_text(sqlite3_stmt* s, int i) {
 }  // namespace
 
 Result<std::unique_ptr<ResponseCache>> ResponseCache::open(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::path(path).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);  // open says why it fails
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {

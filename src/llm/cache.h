@@ -26,7 +26,7 @@ struct CacheEntry {
 
 class ResponseCache {
  public:
-  // Opens (creating if needed) a database file and owns it.
+  // Opens (creating it and its folder if needed) a database file and owns it.
   static Result<std::unique_ptr<ResponseCache>> open(const std::string& path);
   // Uses a database the run already has open; the caller keeps ownership and must keep it open
   // for the cache's lifetime.

@@ -45,6 +45,9 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   so.argv = {runner.string()};
   so.pass_fds = {c->arena_.fd(), req[0], rep[1]};  // become fds 3, 4, 5
   so.env_add = opts.env;
+  // The runner loads hostile code: it gets no credentials (the run database's, the LLM keys').
+  so.env_drop_prefixes = {"PG", "KEVO_DB", "KEVO_LLM_API_KEY", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "OPENROUTER_",
+                          "AWS_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GITHUB_TOKEN"};
   so.null_stdio = true;
   so.die_with_parent = true;
   so.limits.max_file_bytes = 64l << 20;  // a candidate cannot fill the disk

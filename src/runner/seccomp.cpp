@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 
 #ifdef KEVO_HAVE_SECCOMP
 #include <seccomp.h>
@@ -45,6 +46,12 @@ SandboxStatus install_candidate_filter() {
     rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
   rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC | PROT_WRITE, PROT_EXEC | PROT_WRITE));
+  // No network: a candidate must not reach the run database (a worker's PostgreSQL, where it
+  // could write its own verdict) or anything else. Local (AF_UNIX) sockets stay: the CUDA
+  // driver may use them.
+  for (int domain : {AF_INET, AF_INET6, AF_PACKET})
+    rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                           SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(domain)));
   if (rc != 0) return {false, std::string("seccomp_rule_add: ") + std::strerror(-rc)};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {false, std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno)};
   if ((rc = seccomp_load(f.ctx)) != 0) return {false, std::string("seccomp_load: ") + std::strerror(-rc)};

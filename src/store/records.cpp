@@ -19,4 +19,21 @@ RunStatus parse_run_status(const std::string& s) {
   return RunStatus::kRunning;
 }
 
+const char* to_string(JobState s) {
+  switch (s) {
+    case JobState::kQueued: return "queued";
+    case JobState::kClaimed: return "claimed";
+    case JobState::kDone: return "done";
+    case JobState::kFailed: return "failed";
+  }
+  return "?";
+}
+
+JobState parse_job_state(const std::string& s) {
+  if (s == "claimed") return JobState::kClaimed;
+  if (s == "done") return JobState::kDone;
+  if (s == "failed") return JobState::kFailed;
+  return JobState::kQueued;
+}
+
 }  // namespace kevo::store

@@ -60,6 +60,24 @@ struct EventRow {
   std::string kind, data_json;
 };
 
+// The evaluation queue (scale-out): the coordinator enqueues what to evaluate, workers on any host
+// claim jobs under a lease they renew by heartbeat, and write one result per job.
+enum class JobState { kQueued, kClaimed, kDone, kFailed };
+const char* to_string(JobState s);
+JobState parse_job_state(const std::string& s);
+
+struct JobRow {
+  int64_t id = 0, run_id = 0;
+  int64_t seq = 0;             // the coordinator's own number for it, unique in the run
+  std::string payload_json;    // what to evaluate (the engine's format; the store keeps text)
+  JobState state = JobState::kQueued;
+  int attempts = 0;            // claims so far (a lease that expired was one)
+  std::string worker;          // who holds the lease, or who wrote the result
+  double lease_until = 0;      // unix seconds; a claimed job past it may be claimed again
+  std::string result_json;     // the result (kDone), or why it was given up (kFailed)
+  double created_at = 0, finished_at = 0;
+};
+
 struct RunTotals {
   int64_t candidates = 0, valid = 0, llm_calls = 0, tokens = 0;
   double cost_usd = 0;

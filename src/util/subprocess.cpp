@@ -27,13 +27,16 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-std::vector<std::string> build_env(const std::map<std::string, std::string>& add) {
+std::vector<std::string> build_env(const std::map<std::string, std::string>& add,
+                                   const std::vector<std::string>& drop_prefixes) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     auto eq = kv.find('=');
     std::string key = kv.substr(0, eq);
-    if (!add.count(key)) env.push_back(std::move(kv));
+    bool dropped = false;
+    for (const auto& p : drop_prefixes) dropped = dropped || key.rfind(p, 0) == 0;
+    if (!add.count(key) && !dropped) env.push_back(std::move(kv));
   }
   for (const auto& [k, v] : add) env.push_back(k + "=" + v);
   return env;
@@ -84,7 +87,7 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
     return fail("spawn {}: pipe: {}", opts.argv[0], strerror(errno));
   }
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::vector<std::string> env = build_env(opts.env_add);
+  std::vector<std::string> env = build_env(opts.env_add, opts.env_drop_prefixes);
   std::vector<char*> argv, envp;
   for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

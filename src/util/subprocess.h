@@ -69,6 +69,9 @@ struct Child {
 
 struct SpawnOptions {
   std::vector<std::string> argv;
+  // Variables of the parent's environment the child does not get (names starting with any of
+  // these): secrets a process that runs hostile code must not read.
+  std::vector<std::string> env_drop_prefixes;
   // Passed to the child as fds 3, 4, ... in this order (everything else is close-on-exec).
   std::vector<int> pass_fds;
   std::optional<std::string> cwd;

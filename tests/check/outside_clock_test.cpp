@@ -66,6 +66,24 @@ TEST(OutsideClock, NoiseWidensTheAllowanceInsteadOfAccusing) {
   EXPECT_GT(c.allowed_ms, kOutsideTolerance * 2.0);
 }
 
+TEST(OutsideClock, AShortfallOnlyExtremeNoiseHidesIsInconclusiveNotBelieved) {
+  // A very noisy host (jitter 8 ms on 20-40 ms batches) and a process reporting a figure below the
+  // outside one by more than the 3% tolerance but inside twice the interval, which is beyond a
+  // quarter of the figure. Neither believed (Agree) nor accused (Forged); more batches decide.
+  Slope cand = fit_slope(walls(2.3, 1.0, 10, 12, 8.0, 5)), around = fit_slope(walls(0.3, 1.0, 10, 12, 8.0, 6));
+  const OutsideCheck m = check_outside(0, cand, around);
+  ASSERT_GT(2 * m.ci_ms, kNoisyShare * m.outside_ms) << m.detail;  // the precondition: extreme noise
+  const double shaved = m.outside_ms - (kOutsideTolerance * m.outside_ms + m.allowed_ms) / 2;
+  OutsideCheck c = check_outside(shaved, cand, around);
+  EXPECT_EQ(c.verdict, OutsideVerdict::Inconclusive) << c.detail;
+  // An honest figure, at the outside one, is believed however noisy the host.
+  EXPECT_EQ(check_outside(c.outside_ms, cand, around).verdict, OutsideVerdict::Agree);
+  // Many more batches: the same shortfall is caught, the honest figure still agrees.
+  Slope cand_long = fit_slope(walls(2.3, 1.0, 10, 600, 8.0, 7)), around_long = fit_slope(walls(0.3, 1.0, 10, 600, 8.0, 8));
+  EXPECT_EQ(check_outside(0.6 * 2.0, cand_long, around_long).verdict, OutsideVerdict::Forged);
+  EXPECT_EQ(check_outside(2.0, cand_long, around_long).verdict, OutsideVerdict::Agree);
+}
+
 TEST(OutsideClock, UnmeasuredWithoutBatches) {
   EXPECT_EQ(check_outside(1.0, Slope{}, Slope{}).verdict, OutsideVerdict::Unmeasured);
 }

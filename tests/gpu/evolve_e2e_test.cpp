@@ -13,7 +13,10 @@
 #include <cstdlib>
 #include <thread>
 
+#include <sys/wait.h>
+
 #include "evolve/engine.h"
+#include "evolve/eval_pool.h"
 #include "harness.h"  // tests/evolve: PromptServer, answer()
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -57,7 +60,34 @@ std::string slurp(const fs::path& p) {
 
 struct Variants {
   std::string task, slow, fast, incorrect, hack;
+  // Through the run database's queue: the coordinator evaluates nothing, a separate `kevo worker`
+  // process on this GPU takes every job (issue 18: the same winner as the serial run).
+  bool queue = false;
 };
+
+// `kevo worker` on this host's GPU, its output in a log; killed at the end if still running.
+struct WorkerProcess {
+  Child child;
+  fs::path log;
+  ~WorkerProcess() {
+    if (child.pid > 0) kill_and_reap(child);
+  }
+};
+
+std::unique_ptr<WorkerProcess> start_worker(const fs::path& db, const fs::path& dir) {
+  const char* b = getenv("KEVO_BUILD");
+  const fs::path kevo = fs::path(b && *b ? b : KEVO_BINARY_DIR) / "bin" / "kevo";
+  auto w = std::make_unique<WorkerProcess>();
+  w->log = dir / "worker.log";
+  auto c = spawn_process({.argv = {"/bin/sh", "-c",
+                                   "exec '" + kevo.string() + "' worker --db '" + db.string() +
+                                       "' --gpus all --lease 60 > '" + w->log.string() + "' 2>&1"},
+                          .null_stdio = true,
+                          .die_with_parent = true});
+  EXPECT_TRUE(c) << (c ? "" : c.error().message);
+  if (c) w->child = *c;
+  return w;
+}
 
 void run_e2e(const Variants& v) {
   auto gpu = run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
@@ -107,6 +137,16 @@ void run_e2e(const Variants& v) {
   o.eval.time_budget_s = 1.5;
   o.work_dir = dir / "work";
   Engine e(*task, *evaluator, **db, client->get(), nullptr, cancel);
+  std::unique_ptr<EvalPool> pool;
+  std::unique_ptr<WorkerProcess> worker;
+  if (v.queue) {
+    auto q = make_queue_pool(**db, *task, {.slots = 4});
+    ASSERT_TRUE(q) << q.error().message;
+    pool = std::move(*q);
+    e.set_pool(pool.get());
+    worker = start_worker(dir / "runs.db", dir);
+  }
+  const std::string mode = v.queue ? "queue" : "serial";
   // The device's own view of how busy it was: NVML's utilization (the share of time a kernel ran)
   // sampled twice a second while the run lasts, next to the engine's evaluator-busy fraction.
   std::atomic<bool> done{false};
@@ -126,6 +166,16 @@ void run_e2e(const Variants& v) {
   double util_mean = 0;
   for (double u : util) util_mean += u / static_cast<double>(util.size());
   ASSERT_TRUE(out) << out.error().message;
+  if (worker) {
+    ::kill(worker->child.pid, SIGTERM);  // finishes what it holds, then exits 0
+    auto st = wait_for_exit(worker->child, std::chrono::seconds(60));
+    EXPECT_TRUE(st && WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << slurp(worker->log);
+    worker->child.pid = -1;
+    std::printf("E2E %s queue worker: %s", v.task.c_str(), slurp(worker->log).c_str());
+    auto jobs = (*db)->jobs(out->run_id);
+    ASSERT_TRUE(jobs);
+    for (const auto& j : *jobs) EXPECT_EQ(j.state, store::JobState::kDone) << j.id;
+  }
   auto rows = (*db)->candidates(out->run_id);
   ASSERT_TRUE(rows);
   int hack_rejected = 0, bad_rejected = 0;
@@ -138,7 +188,7 @@ void run_e2e(const Variants& v) {
       phases += " | work";
       for (const auto& [k, sec] : vj["work_seconds"].items()) phases += fmt::format(" {} {:.1f}s", k, sec.get<double>());
     }
-    std::printf("E2E %s cand %d %-8s %s [%s] speedup %.3f |%s\n", v.task.c_str(), r.seq, r.name.c_str(),
+    std::printf("E2E %s %s cand %d %-8s %s [%s] speedup %.3f |%s\n", v.task.c_str(), mode.c_str(), r.seq, r.name.c_str(),
                 r.outcome.c_str(), r.reason.c_str(), r.speedup, phases.c_str());
     if (r.name == "cached") {
       EXPECT_NE(r.outcome, "pass") << r.message;
@@ -159,9 +209,9 @@ void run_e2e(const Variants& v) {
   EXPECT_NE(w->source.find(fast.substr(0, 120)), std::string::npos);
   EXPECT_FALSE(out->best_failed_held_out);
   double minutes = out->wall_s / 60;
-  std::printf("E2E %s winner %s speedup %.3f (re-timed %.3f), evaluator busy %.1f%%, GPU utilization "
+  std::printf("E2E %s %s winner %s speedup %.3f (re-timed %.3f), evaluator busy %.1f%%, GPU utilization "
               "%.1f%% (NVML, %zu samples), %.1f candidates/min (%d candidates in %.1f s)\n",
-              v.task.c_str(), w->name.c_str(), out->best_speedup, out->winner_speedup,
+              v.task.c_str(), mode.c_str(), w->name.c_str(), out->best_speedup, out->winner_speedup,
               out->gpu_busy * 100, util_mean, util.size(), minutes > 0 ? out->candidates / minutes : 0,
               out->candidates, out->wall_s);
   std::printf("E2E %s time: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
@@ -175,6 +225,12 @@ TEST(EvolveE2E, Softmax) {
   run_e2e({"softmax", "tasks/softmax/baseline.cu", "tests/gpu/kernels/good/softmax_online.cu",
            "tests/gpu/kernels/adversarial/hardcoded_shape.cu",
            "tests/gpu/kernels/adversarial/pointer_cache.cu"});
+}
+
+TEST(EvolveE2E, SoftmaxThroughTheQueue) {
+  run_e2e({"softmax", "tasks/softmax/baseline.cu", "tests/gpu/kernels/good/softmax_online.cu",
+           "tests/gpu/kernels/adversarial/hardcoded_shape.cu",
+           "tests/gpu/kernels/adversarial/pointer_cache.cu", true});
 }
 
 TEST(EvolveE2E, Gelu) {

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +67,42 @@ TEST(Seccomp, RefusesProcessesTracingAndExecutableMemory) {
               return p == MAP_FAILED && errno == EPERM ? 0 : 1;
             }),
             0);
+}
+
+// A candidate must not reach the network (a worker's PostgreSQL run database above all: it could
+// write its own verdict there); local sockets, which the CUDA driver may use, still work.
+TEST(Seccomp, RefusesNetworkSocketsKeepsLocalOnes) {
+  if (!have_filter()) GTEST_SKIP() << "built without libseccomp (or the kernel refuses filters): not tested";
+  EXPECT_EQ(in_sandbox([] { return socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EACCES ? 0 : 1; }), 0);
+  EXPECT_EQ(in_sandbox([] { return socket(AF_INET6, SOCK_DGRAM, 0) < 0 && errno == EACCES ? 0 : 1; }), 0);
+  EXPECT_EQ(in_sandbox([] {
+              int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+              if (fd < 0) return 1;
+              close(fd);
+              return 0;
+            }),
+            0);
+}
+
+// The runner's environment holds no credentials: the run database's URL and password, LLM keys.
+TEST(RunnerEnv, SecretsAreNotPassedToProcessesThatRunCandidates) {
+  setenv("PGPASSWORD", "hunter2", 1);
+  setenv("KEVO_DB", "postgresql://kevo:pw@db/kevo", 1);
+  setenv("OPENAI_API_KEY", "sk-x", 1);
+  setenv("KEVO_SECCOMP_TEST_KEEP", "kept", 1);
+  auto c = spawn_process({.argv = {"/bin/sh", "-c", "env > /dev/stderr"},
+                          .env_drop_prefixes = {"PG", "KEVO_DB", "OPENAI_"},
+                          .null_stdio = true});
+  ASSERT_TRUE(c);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = read(c->err_fd, buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  kill_and_reap(*c);
+  EXPECT_EQ(err.find("hunter2"), std::string::npos);
+  EXPECT_EQ(err.find("KEVO_DB="), std::string::npos);
+  EXPECT_EQ(err.find("sk-x"), std::string::npos);
+  EXPECT_NE(err.find("KEVO_SECCOMP_TEST_KEEP=kept"), std::string::npos) << err;
+  for (const char* k : {"PGPASSWORD", "KEVO_DB", "OPENAI_API_KEY", "KEVO_SECCOMP_TEST_KEEP"}) unsetenv(k);
 }
 
 TEST(Seccomp, ThreadsAndPlainMemoryStillWork) {

@@ -1,4 +1,6 @@
-// The run database: schema, per-candidate transactions, totals, versioning.
+// The run database: schema, per-candidate transactions, totals, versioning, identity. The tests
+// that apply to both backends run on each (StoreTest, backends.h); the SQLite file's own
+// behaviours (WAL, application_id, upgrade backups, read-only storage, a full disk) follow them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -15,30 +17,31 @@
 #include <sstream>
 #include <thread>
 
+#include "store/backends.h"
+#include "store/run_db.h"
 #include "support/small_fs.h"
 #include "support/temp_dir.h"
-#include "store/run_db.h"
 
 namespace kevo::store {
 namespace {
 
-std::filesystem::path temp_db(const std::string& tag) {
-  return kevo::test::temp_dir_until_exit("kevo-store-test-" + tag) / "runs.db";
-}
+// ---------- Both backends ----------
 
-TEST(RunDb, StoresRunsCandidatesCallsAndEvents) {
-  auto path = temp_db("basic");
+using RunDbTest = StoreTest;
+INSTANTIATE_TEST_SUITE_P(Backends, RunDbTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres), backend_name);
+
+TEST_P(RunDbTest, StoresRunsCandidatesCallsAndEvents) {
   int64_t run = 0, cid = 0;
   {
-    auto db = RunDb::open(path);
-    ASSERT_TRUE(db) << db.error().message;
+    auto db = writer();
+    ASSERT_TRUE(db);
     RunRow r;
     r.task = "softmax";
     r.task_dir = "/tasks/softmax";
     r.strategy = "eoh";
     r.config_json = R"({"x":1})";
-    auto id = (*db)->create_run(r);
-    ASSERT_TRUE(id);
+    auto id = db->create_run(r);
+    ASSERT_TRUE(id) << id.error().message;
     run = *id;
     CandidateRow c;
     c.run_id = run;
@@ -56,74 +59,180 @@ TEST(RunDb, StoresRunsCandidatesCallsAndEvents) {
     call.input_tokens = 100;
     call.output_tokens = 50;
     call.cost_usd = 0.25;
-    ASSERT_TRUE((*db)->add_candidate(c, {call}));
+    auto added = db->add_candidate(c, {call});
+    ASSERT_TRUE(added) << added.error().message;
     cid = c.id;
     EXPECT_GT(cid, 0);
     LlmCallRow failed;
     failed.run_id = run;
     failed.model = "fake:m1";
     failed.error = "[transient] 503";
-    ASSERT_TRUE((*db)->add_llm_call(failed));
-    ASSERT_TRUE((*db)->add_event(run, "candidate", R"({"id":1})"));
+    ASSERT_TRUE(db->add_llm_call(failed));
+    ASSERT_TRUE(db->add_event(run, "candidate", R"({"id":1})"));
     // The same seq twice is refused: a run's history is append-only.
     CandidateRow dup = c;
-    EXPECT_FALSE((*db)->add_candidate(dup));
+    EXPECT_FALSE(db->add_candidate(dup));
   }
-  auto db = RunDb::open(path);  // reopened: everything is there
+  auto db = writer();  // reopened: everything is there
   ASSERT_TRUE(db);
-  auto runs = (*db)->list_runs();
-  ASSERT_TRUE(runs);
+  auto runs = db->list_runs();
+  ASSERT_TRUE(runs) << runs.error().message;
   ASSERT_EQ(runs->size(), 1u);
   EXPECT_EQ((*runs)[0].strategy, "eoh");
+  EXPECT_EQ((*runs)[0].config_json, R"({"x":1})");
   EXPECT_EQ((*runs)[0].status, RunStatus::kRunning);
-  auto cs = (*db)->candidates(run);
+  auto cs = db->candidates(run);
   ASSERT_TRUE(cs);
   ASSERT_EQ(cs->size(), 1u);
   EXPECT_EQ((*cs)[0].parents, (std::vector<int64_t>{4, 9}));
   EXPECT_TRUE((*cs)[0].accepted);
   EXPECT_DOUBLE_EQ((*cs)[0].speedup_hi, 1.6);
-  auto t = (*db)->totals(run);
-  ASSERT_TRUE(t);
+  EXPECT_EQ(db->candidate(cid)->source, "__global__ void k() {}");
+  EXPECT_FALSE(db->candidate(cid + 100));
+  auto t = db->totals(run);
+  ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->candidates, 1);
   EXPECT_EQ(t->valid, 1);
   EXPECT_EQ(t->llm_calls, 2);
   EXPECT_EQ(t->tokens, 150);
   EXPECT_DOUBLE_EQ(t->cost_usd, 0.25);
-  auto ev = (*db)->events(run);
+  auto ev = db->events(run);
   ASSERT_TRUE(ev);
-  EXPECT_EQ(ev->size(), 1u);
+  ASSERT_EQ(ev->size(), 1u);
+  EXPECT_EQ((*ev)[0].data_json, R"({"id":1})");
   RunRow r = (*runs)[0];
   r.status = RunStatus::kFinished;
   r.final_json = R"({"winner":1})";
-  ASSERT_TRUE((*db)->update_run(r));
-  EXPECT_EQ((*db)->get_run(run)->status, RunStatus::kFinished);
-  EXPECT_FALSE((*db)->get_run(run + 100));
-  std::filesystem::remove_all(path.parent_path());
+  ASSERT_TRUE(db->update_run(r));
+  EXPECT_EQ(db->get_run(run)->status, RunStatus::kFinished);
+  auto missing = db->get_run(run + 100);
+  ASSERT_FALSE(missing);
+  EXPECT_TRUE(has(missing.error().message, "no run")) << missing.error().message;
 }
 
-TEST(RunDb, WalModeAndSchemaVersion) {
-  auto path = temp_db("version");
+TEST_P(RunDbTest, NewDatabasesCarryTheCurrentSchemaAndNewerOnesAreRefused) {
   {
-    auto db = RunDb::open(path);
+    auto db = writer();
     ASSERT_TRUE(db);
-    sqlite3_stmt* s = nullptr;
-    sqlite3_prepare_v2((*db)->handle(), "PRAGMA journal_mode", -1, &s, nullptr);
-    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "wal");
-    sqlite3_finalize(s);
-    sqlite3_prepare_v2((*db)->handle(), "PRAGMA user_version", -1, &s, nullptr);
-    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(s, 0), kSchemaVersion);
-    sqlite3_finalize(s);
-    sqlite3_exec((*db)->handle(), "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+    EXPECT_EQ(*db->schema_version(), kSchemaVersion);
+    EXPECT_TRUE(db->backup().empty());  // a new database is not an upgrade
+    EXPECT_FALSE(db->read_only());
   }
-  auto newer = RunDb::open(path);
+  raw_exec(pg() ? "UPDATE kevo_meta SET value = '99' WHERE key = 'schema_version'" : "PRAGMA user_version = 99");
+  auto newer = open();
   ASSERT_FALSE(newer);
-  EXPECT_NE(newer.error().message.find("newer"), std::string::npos);
-  std::filesystem::remove_all(path.parent_path());
+  EXPECT_TRUE(has(newer.error().message, "newer")) << newer.error().message;
 }
 
-// --- issue 17: reading never writes, foreign files are refused, upgrades keep a backup ---
+TEST_P(RunDbTest, ReadOnlyOpenWritesNothing) {
+  {
+    auto db = writer();
+    ASSERT_TRUE(db);
+    make_run(*db);
+  }
+  auto ro = open(OpenMode::kReadOnly);
+  ASSERT_TRUE(ro) << ro.error().message;
+  EXPECT_TRUE((*ro)->read_only());
+  auto runs = (*ro)->list_runs();
+  ASSERT_TRUE(runs) << runs.error().message;
+  ASSERT_EQ(runs->size(), 1u);
+  RunRow r = (*runs)[0];
+  r.note = "changed";
+  EXPECT_FALSE((*ro)->update_run(r));  // the connection itself cannot write
+  EXPECT_FALSE((*ro)->create_run(r));
+  EXPECT_FALSE((*ro)->enqueue(r.id, 1, "{}"));
+  EXPECT_EQ((*ro)->get_run(r.id)->note, "");
+}
+
+TEST_P(RunDbTest, AnotherApplicationsDatabaseIsRefusedUntouched) {
+  raw_exec("CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('ada');");
+  for (auto mode : {OpenMode::kWrite, OpenMode::kReadOnly}) {
+    auto db = open(mode);
+    ASSERT_FALSE(db);
+    EXPECT_TRUE(has(db.error().message, "not a kevo run database")) << db.error().message;
+    EXPECT_TRUE(has(db.error().message, "users")) << db.error().message;
+    EXPECT_TRUE(has(db.error().message, "left untouched")) << db.error().message;
+  }
+  EXPECT_EQ(raw_tables(), std::vector<std::string>{"users"});
+}
+
+TEST_P(RunDbTest, AResumeKeepsTheRowAsItWas) {
+  auto db = writer();
+  ASSERT_TRUE(db);
+  int64_t id = make_run(*db);
+  auto row = db->get_run(id);
+  ASSERT_TRUE(row);
+  row->status = RunStatus::kInterrupted;
+  row->stop_reason = "interrupted";
+  row->note = "first session";
+  ASSERT_TRUE(db->update_run(*row));
+  ASSERT_TRUE(db->record_resume(*db->get_run(id)));
+  row->status = RunStatus::kFinished;
+  row->stop_reason = "budget_candidates";
+  row->note = "second session";
+  ASSERT_TRUE(db->update_run(*row));
+  auto kept = db->resumes(id);
+  ASSERT_TRUE(kept) << kept.error().message;
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].status, RunStatus::kInterrupted);
+  EXPECT_EQ((*kept)[0].stop_reason, "interrupted");
+  EXPECT_EQ((*kept)[0].note, "first session");
+  EXPECT_EQ((*kept)[0].task, "softmax");
+  EXPECT_FALSE(db->resumes(id + 100));
+}
+
+// Readers in threads, each with its own read-only connection, while a writer commits a candidate
+// every 100 ms (as kevo evolve does). Every read must succeed.
+TEST_P(RunDbTest, HundredConcurrentReadersWhileAWriterCommits) {
+  auto writer_db = writer();
+  ASSERT_TRUE(writer_db);
+  int64_t run = make_run(*writer_db);
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread w([&] {
+    for (int seq = 1; !stop; ++seq) {
+      CandidateRow c;
+      c.run_id = run;
+      c.seq = seq;
+      c.source = std::string(2000, 'x');
+      if (writer_db->add_candidate(c)) ++written;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::atomic<int> failures{0};
+  std::string first_failure;
+  std::mutex mu;
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 100; ++i)
+    readers.emplace_back([&, i] {
+      auto fail = [&](const std::string& m) {
+        std::lock_guard l(mu);
+        if (failures++ == 0) first_failure = m;
+      };
+      auto db = open(OpenMode::kReadOnly);
+      if (!db) return fail(db.error().message);
+      auto runs = (*db)->list_runs();
+      if (!runs) return fail(runs.error().message);
+      auto cands = (*db)->candidates(run);
+      if (!cands) return fail(cands.error().message);
+      if (i % 2) {
+        auto t = (*db)->totals(run);
+        if (!t) return fail(t.error().message);
+      }
+    });
+  for (auto& t : readers) t.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  stop = true;
+  w.join();
+  EXPECT_EQ(failures.load(), 0) << first_failure;
+  EXPECT_GE(written.load(), 2);
+}
+
+// ---------- The SQLite file ----------
+
+std::filesystem::path temp_db(const std::string& tag) {
+  return kevo::test::temp_dir_until_exit("kevo-store-test-" + tag) / "runs.db";
+}
 
 std::string bytes_of(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -132,22 +241,26 @@ std::string bytes_of(const std::filesystem::path& p) {
   return s.str();
 }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
-
-int64_t make_run(RunDb& db, const std::string& task = "softmax") {
-  RunRow r;
-  r.task = task;
-  r.task_dir = "/tasks/" + task;
-  r.strategy = "eoh";
-  r.config_json = "{}";
-  auto id = db.create_run(r);
-  EXPECT_TRUE(id) << (id ? "" : id.error().message);
-  return id ? *id : 0;
-}
-
 int exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr); }
 
-TEST(RunDb, ReadOnlyOpenOfAMissingPathCreatesNothing) {
+TEST(RunDbSqlite, WalModeAndApplicationId) {
+  auto path = temp_db("version");
+  auto db = RunDb::open(path);
+  ASSERT_TRUE(db);
+  EXPECT_EQ((*db)->where(), path.string());
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2((*db)->handle(), "PRAGMA journal_mode", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "wal");
+  sqlite3_finalize(s);
+  sqlite3_prepare_v2((*db)->handle(), "PRAGMA application_id", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), kApplicationId);
+  sqlite3_finalize(s);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RunDbSqlite, ReadOnlyOpenOfAMissingPathCreatesNothing) {
   auto path = temp_db("missing");
   auto nested = path.parent_path() / "no" / "such" / "runs.db";
   auto r = RunDb::open_read_only(nested);
@@ -157,7 +270,7 @@ TEST(RunDb, ReadOnlyOpenOfAMissingPathCreatesNothing) {
   std::filesystem::remove_all(path.parent_path());
 }
 
-TEST(RunDb, ReadOnlyOpenWritesNothing) {
+TEST(RunDbSqlite, ReadOnlyOpenLeavesTheFileByteForByte) {
   auto path = temp_db("ro");
   {
     auto db = RunDb::open(path);
@@ -168,56 +281,28 @@ TEST(RunDb, ReadOnlyOpenWritesNothing) {
   {
     auto db = RunDb::open_read_only(path);
     ASSERT_TRUE(db) << db.error().message;
-    EXPECT_TRUE((*db)->read_only());
-    auto runs = (*db)->list_runs();
-    ASSERT_TRUE(runs);
-    EXPECT_EQ(runs->size(), 1u);
-    RunRow r = (*runs)[0];
-    r.note = "changed";
-    EXPECT_FALSE((*db)->update_run(r));  // the connection itself cannot write
+    ASSERT_TRUE((*db)->list_runs());
+    EXPECT_FALSE((*db)->update_run(*(*db)->get_run(1)));
   }
   EXPECT_EQ(bytes_of(path), before);
   std::filesystem::remove_all(path.parent_path());
 }
 
-TEST(RunDb, AnotherApplicationsDatabaseIsRefusedUntouched) {
-  auto path = temp_db("foreign");
+TEST(RunDbSqlite, AnotherApplicationsIdIsRefusedEvenWithKevoTables) {
+  auto path = temp_db("foreign-id");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(exec(raw, "CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('ada');"), SQLITE_OK);
+  ASSERT_EQ(exec(raw, "CREATE TABLE runs (id INTEGER); PRAGMA application_id = 1234;"), SQLITE_OK);
   sqlite3_close(raw);
   const std::string before = bytes_of(path);
-  for (auto mode : {OpenMode::kWrite, OpenMode::kReadOnly}) {
-    auto db = RunDb::open(path, mode);
-    ASSERT_FALSE(db);
-    EXPECT_TRUE(has(db.error().message, "not a kevo run database")) << db.error().message;
-    EXPECT_TRUE(has(db.error().message, "users")) << db.error().message;
-  }
-  EXPECT_EQ(bytes_of(path), before);
-  // One with another application's id, even with kevo-like tables.
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(exec(raw, "DROP TABLE users; CREATE TABLE runs (id INTEGER); PRAGMA application_id = 1234;"), SQLITE_OK);
-  sqlite3_close(raw);
   auto db = RunDb::open(path);
   ASSERT_FALSE(db);
   EXPECT_TRUE(has(db.error().message, "another application")) << db.error().message;
+  EXPECT_EQ(bytes_of(path), before);
   std::filesystem::remove_all(path.parent_path());
 }
 
-TEST(RunDb, NewFilesCarryKevosApplicationId) {
-  auto path = temp_db("appid");
-  auto db = RunDb::open(path);
-  ASSERT_TRUE(db);
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2((*db)->handle(), "PRAGMA application_id", -1, &s, nullptr);
-  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(s, 0), kApplicationId);
-  sqlite3_finalize(s);
-  EXPECT_TRUE((*db)->backup().empty());  // a new file is not an upgrade
-  std::filesystem::remove_all(path.parent_path());
-}
-
-// A file as kevo's schema version 1 wrote it: no application_id, no run_resumes.
+// A file as kevo's schema version 1 wrote it: no application_id, no run_resumes, no queue.
 void write_v1(const std::filesystem::path& path) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
@@ -249,7 +334,8 @@ void write_v1(const std::filesystem::path& path) {
   sqlite3_close(raw);
 }
 
-TEST(RunDb, ReadersLeaveAnOldSchemaAloneWritersUpgradeAfterABackup) {
+
+TEST(RunDbSqlite, ReadersLeaveAnOldSchemaAloneWritersUpgradeAfterABackup) {
   auto path = temp_db("upgrade");
   write_v1(path);
   const std::string v1 = bytes_of(path);
@@ -259,10 +345,12 @@ TEST(RunDb, ReadersLeaveAnOldSchemaAloneWritersUpgradeAfterABackup) {
     auto runs = (*ro)->list_runs();
     ASSERT_TRUE(runs) << runs.error().message;
     EXPECT_EQ(runs->size(), 1u);
+    EXPECT_EQ(*(*ro)->schema_version(), 1);
   }
   EXPECT_EQ(bytes_of(path), v1);  // no migration from a read
   auto db = RunDb::open(path);
   ASSERT_TRUE(db) << db.error().message;
+  EXPECT_EQ(*(*db)->schema_version(), kSchemaVersion);
   auto backup = (*db)->backup();
   ASSERT_FALSE(backup.empty());
   EXPECT_EQ(backup.string(), path.string() + ".v1.bak");
@@ -277,90 +365,20 @@ TEST(RunDb, ReadersLeaveAnOldSchemaAloneWritersUpgradeAfterABackup) {
   EXPECT_EQ(sqlite3_column_int(s, 1), 1);
   sqlite3_finalize(s);
   sqlite3_close(raw);
+  // The upgraded file has the queue: the old run can take jobs.
+  auto job = (*db)->enqueue(1, 1, "{}");
+  ASSERT_TRUE(job) << job.error().message;
+  EXPECT_TRUE((*db)->put_blob("x"));
   auto again = RunDb::open(path);  // already upgraded: no second backup
   ASSERT_TRUE(again);
   EXPECT_TRUE((*again)->backup().empty());
   std::filesystem::remove_all(path.parent_path());
 }
 
-TEST(RunDb, AResumeKeepsTheRowAsItWas) {
-  auto path = temp_db("resume");
-  auto db = RunDb::open(path);
-  ASSERT_TRUE(db);
-  int64_t id = make_run(**db);
-  auto row = (*db)->get_run(id);
-  ASSERT_TRUE(row);
-  row->status = RunStatus::kInterrupted;
-  row->stop_reason = "interrupted";
-  row->note = "first session";
-  ASSERT_TRUE((*db)->update_run(*row));
-  ASSERT_TRUE((*db)->record_resume(*(*db)->get_run(id)));
-  row->status = RunStatus::kFinished;
-  row->stop_reason = "budget_candidates";
-  row->note = "second session";
-  ASSERT_TRUE((*db)->update_run(*row));
-  auto kept = (*db)->resumes(id);
-  ASSERT_TRUE(kept) << kept.error().message;
-  ASSERT_EQ(kept->size(), 1u);
-  EXPECT_EQ((*kept)[0].status, RunStatus::kInterrupted);
-  EXPECT_EQ((*kept)[0].stop_reason, "interrupted");
-  EXPECT_EQ((*kept)[0].note, "first session");
-  std::filesystem::remove_all(path.parent_path());
-}
-
-// Readers in threads, each with its own read-only connection, while a writer commits a candidate
-// every 100 ms (as kevo evolve does). Every read must succeed.
-TEST(RunDb, HundredConcurrentReadersWhileAWriterCommits) {
-  auto path = temp_db("concurrent");
-  auto writer = RunDb::open(path);
-  ASSERT_TRUE(writer);
-  int64_t run = make_run(**writer);
-  std::atomic<bool> stop{false};
-  std::atomic<int> written{0};
-  std::thread w([&] {
-    for (int seq = 1; !stop; ++seq) {
-      CandidateRow c;
-      c.run_id = run;
-      c.seq = seq;
-      c.source = std::string(2000, 'x');
-      if ((*writer)->add_candidate(c)) ++written;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
-  std::atomic<int> failures{0};
-  std::string first_failure;
-  std::mutex mu;
-  std::vector<std::thread> readers;
-  for (int i = 0; i < 100; ++i)
-    readers.emplace_back([&, i] {
-      auto fail = [&](const std::string& m) {
-        std::lock_guard l(mu);
-        if (failures++ == 0) first_failure = m;
-      };
-      auto db = RunDb::open_read_only(path);
-      if (!db) return fail(db.error().message);
-      auto runs = (*db)->list_runs();
-      if (!runs) return fail(runs.error().message);
-      auto cands = (*db)->candidates(run);
-      if (!cands) return fail(cands.error().message);
-      if (i % 2) {
-        auto t = (*db)->totals(run);
-        if (!t) return fail(t.error().message);
-      }
-    });
-  for (auto& t : readers) t.join();
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  stop = true;
-  w.join();
-  EXPECT_EQ(failures.load(), 0) << first_failure;
-  EXPECT_GE(written.load(), 2);
-  std::filesystem::remove_all(path.parent_path());
-}
-
 // A small tmpfs (root only; skipped elsewhere) for the faults of real storage.
 using test::SmallFs;
 
-TEST(RunDb, DiskFullIsAClearErrorAndTheFileStillOpens) {
+TEST(RunDbSqlite, DiskFullIsAClearErrorAndTheFileStillOpens) {
   SmallFs fs("full", "size=600k");
   if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
   auto path = fs.dir / "runs.db";
@@ -394,7 +412,7 @@ TEST(RunDb, DiskFullIsAClearErrorAndTheFileStillOpens) {
   EXPECT_EQ(static_cast<int>(cands->size()), committed);  // every committed candidate is there
 }
 
-TEST(RunDb, AnArchiveOnReadOnlyStorageCanBeRead) {
+TEST(RunDbSqlite, AnArchiveOnReadOnlyStorageCanBeRead) {
   SmallFs fs("ro", "size=4m");
   if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
   auto path = fs.dir / "runs.db";
@@ -409,6 +427,14 @@ TEST(RunDb, AnArchiveOnReadOnlyStorageCanBeRead) {
   auto runs = (*db)->list_runs();
   ASSERT_TRUE(runs) << runs.error().message;
   EXPECT_EQ(runs->size(), 1u);
+}
+
+TEST(RunDbSqlite, TheDefaultWorkDirIsBesideTheFile) {
+  auto path = temp_db("work");
+  auto db = RunDb::open(path);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(default_work_dir(**db), std::filesystem::path(path.string() + ".work"));
+  std::filesystem::remove_all(path.parent_path());
 }
 
 }  // namespace

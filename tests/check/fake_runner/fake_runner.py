@@ -312,7 +312,10 @@ def time_batch(msg):
     if b == 'too_fast':
         kernel = 1e-6
     reported = kernel / 4 if b == 'forged' else kernel
-    time.sleep(n * (kernel + 2.0) / 1000.0)
+    # Like a GPU, the batch's wall time is the device's, not the host's work beside it: the draws
+    # and sums below run first and the sleep tops the batch up to its deadline, so a loaded CI
+    # machine's slow Python does not turn into timing noise (it would hide a forger's shortfall).
+    deadline = time.monotonic() + n * (kernel + 2.0) / 1000.0
     key = msg['sums_key']
     rows = []
     for i in range(n):
@@ -333,6 +336,7 @@ def time_batch(msg):
         rows.append([sums_of(y, key, numel)])
     pfx = 'tb/' + (slot or 'none') + '/out/'
     bufs[pfx + d_out['name']] = y
+    time.sleep(max(0.0, deadline - time.monotonic()))
     reply = {'ok': True, 'call_ms': [reported] * n, 'flush_ms': [0.05] * n, 'sums': rows, 'rc': [0] * n,
              'launch_error': '', 'span_ms': n * (kernel + 2.0), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
              'threads_before': 3, 'threads_after': 3, 'violations': [], 'outputs_ipc': []}

@@ -1,11 +1,8 @@
-// Opening the run database: identity (is this kevo's file?), read-only opens that write nothing,
-// and schema upgrades by writers only, after a backup copy of the file.
-#include <cerrno>
-#include <chrono>
+// Opening the SQLite run database: identity (is this kevo's file?), read-only opens that write
+// nothing, and schema upgrades by writers only, after a backup copy of the file.
 #include <set>
 
-#include "store/run_db.h"
-#include "store/sqlite_util.h"
+#include "store/sqlite_run_db.h"
 
 namespace kevo::store {
 
@@ -16,13 +13,14 @@ using detail::Stmt;
 namespace {
 
 // Readers and writers wait this long for a lock before giving up (a writer holds it for one
-// candidate's transaction: milliseconds).
+// candidate's transaction or one claim: milliseconds).
 constexpr int kBusyTimeoutMs = 30000;
 
 // Every table a kevo version has created in a run database (llm_cache: the LLM answer cache).
-const std::set<std::string> kKevoTables = {"runs", "candidates", "llm_calls", "events", "run_resumes",
-                                           "llm_cache"};
+const std::set<std::string> kKevoTables = {"runs",        "candidates", "llm_calls", "events",
+                                           "run_resumes", "llm_cache",  "jobs",      "blobs"};
 
+// The whole schema; every statement is idempotent, so an older file gains what it lacks.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,10 +55,19 @@ CREATE TABLE IF NOT EXISTS run_resumes (
   run_id INTEGER NOT NULL REFERENCES runs(id), t REAL NOT NULL,
   status TEXT NOT NULL, stop_reason TEXT NOT NULL, config TEXT NOT NULL, best_candidate INTEGER NOT NULL,
   best_speedup REAL NOT NULL, final TEXT NOT NULL, note TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, payload TEXT NOT NULL,
+  state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '',
+  lease_until REAL NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL,
+  finished_at REAL NOT NULL DEFAULT 0,
+  UNIQUE (run_id, seq));
+CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, bytes BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id, seq);
 CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id);
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
 CREATE INDEX IF NOT EXISTS run_resumes_run ON run_resumes(run_id);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);
 )sql";
 
 Result<int64_t> pragma_int(sqlite3* db, const std::string& path, const char* sql) {
@@ -75,11 +82,7 @@ Result<std::vector<std::string>> table_names(sqlite3* db, const std::string& pat
   if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'", -1,
                          &st.s, nullptr) != SQLITE_OK)
     return db_error(db, path, "cannot list its tables");
-  std::vector<std::string> out;
-  int rc;
-  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) out.push_back(detail::text(st.s, 0));
-  if (rc != SQLITE_DONE) return db_error(db, path, "cannot list its tables");
-  return out;
+  return detail::all_rows(db, path, st, "cannot list its tables", [](sqlite3_stmt* s) { return detail::text(s, 0); });
 }
 
 // "file:" URI of a path (percent-encoding what a URI would read as syntax).
@@ -106,22 +109,26 @@ Status open_conn(Conn& c, const std::string& name, int flags, const std::string&
   return {};
 }
 
+// Fails unless a read-only open may go ahead: the file exists and is not a directory.
+Status check_readable(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return fail("no such run database: {}", path.string());
+  if (std::filesystem::is_directory(path, ec)) return fail("{} is a directory, not a run database", path.string());
+  return {};
+}
+
 }  // namespace
 
-Result<std::unique_ptr<RunDb>> RunDb::open(const std::filesystem::path& path, OpenMode mode) {
+Result<std::unique_ptr<RunDb>> SqliteRunDb::open(const std::filesystem::path& path, OpenMode mode) {
   std::error_code ec;
   const bool writing = mode == OpenMode::kWrite;
   const std::string p = path.string();
-  if (!writing) {
-    if (!std::filesystem::exists(path, ec)) return fail("no such run database: {}", p);
-    if (std::filesystem::is_directory(path, ec)) return fail("{} is a directory, not a run database", p);
-  } else if (path.has_parent_path()) {
-    std::filesystem::create_directories(path.parent_path(), ec);
-  }
+  if (!writing) KEVO_TRY(check_readable(path));
+  else if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   Conn c;
   int flags = writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
   KEVO_TRY(open_conn(c, p, flags, p));
-  std::unique_ptr<RunDb> r(new RunDb(c.db, path, !writing));
+  std::unique_ptr<SqliteRunDb> r(new SqliteRunDb(c.db, path, !writing));
   c.release();
   Status id = r->check_identity(writing);
   if (!id && !writing) {
@@ -138,10 +145,10 @@ Result<std::unique_ptr<RunDb>> RunDb::open(const std::filesystem::path& path, Op
   }
   if (!id) return id.unexpected();
   if (writing) KEVO_TRY(r->migrate());
-  return r;
+  return std::unique_ptr<RunDb>(std::move(r));
 }
 
-Status RunDb::check_identity(bool writing) {
+Status SqliteRunDb::check_identity(bool writing) {
   const std::string p = path_.string();
   auto app = pragma_int(db_, p, "PRAGMA application_id");
   if (!app) return app.unexpected();
@@ -167,7 +174,7 @@ Status RunDb::check_identity(bool writing) {
   return {};
 }
 
-Status RunDb::migrate() {
+Status SqliteRunDb::migrate() {
   std::lock_guard lock(mu_);
   const std::string p = path_.string();
   auto version = pragma_int(db_, p, "PRAGMA user_version");
@@ -185,29 +192,35 @@ Status RunDb::migrate() {
   // transaction across a process kill, which is the guarantee --resume needs. Set once, when the
   // file is created or upgraded; the mode is stored in the file.
   KEVO_TRY(exec("PRAGMA journal_mode=WAL"));
-  if (*version > 0) {
-    // An upgrade: a copy of the file as it was, so an older kevo can still read it.
-    auto dest = std::filesystem::path(p + fmt::format(".v{}.bak", *version));
-    std::error_code ec;
-    if (std::filesystem::exists(dest, ec))
-      dest = p + fmt::format(".v{}.{}.bak", *version, static_cast<int64_t>(unix_now()));
-    Stmt st;
-    if (sqlite3_prepare_v2(db_, "VACUUM INTO ?", -1, &st.s, nullptr) != SQLITE_OK)
-      return db_error(db_, p, "cannot prepare its backup");
-    Binder{st.s}(dest.string());
-    if (sqlite3_step(st.s) != SQLITE_DONE)
-      return db_error(db_, p, fmt::format("cannot back it up to {} before upgrading its schema", dest.string()));
-    backup_ = dest;
-  }
-  KEVO_TRY(exec("BEGIN IMMEDIATE"));
-  Status s = exec(kSchema);
-  if (s) s = exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {}", kApplicationId,
-                              kSchemaVersion).c_str());
-  if (!s) {
-    (void)exec("ROLLBACK");
-    return s;
-  }
-  return exec("COMMIT");
+  if (*version > 0) KEVO_TRY(back_up(static_cast<int>(*version)));
+  return transaction([&]() -> Status {
+    KEVO_TRY(exec(kSchema));
+    return exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {}", kApplicationId,
+                            kSchemaVersion).c_str());
+  });
+}
+
+// Before an upgrade: a copy of the file as it was, so an older kevo can still read it.
+Status SqliteRunDb::back_up(int version) {
+  const std::string p = path_.string();
+  auto dest = std::filesystem::path(p + fmt::format(".v{}.bak", version));
+  std::error_code ec;
+  if (std::filesystem::exists(dest, ec))
+    dest = p + fmt::format(".v{}.{}.bak", version, static_cast<int64_t>(unix_now()));
+  Stmt st;
+  KEVO_TRY(prepare(st, "VACUUM INTO ?", "cannot prepare its backup"));
+  Binder{st.s}(dest.string());
+  if (sqlite3_step(st.s) != SQLITE_DONE)
+    return error(fmt::format("cannot back it up to {} before upgrading its schema", dest.string()));
+  backup_ = dest;
+  return {};
+}
+
+Result<int> SqliteRunDb::schema_version() {
+  std::lock_guard lock(mu_);
+  auto v = pragma_int(db_, path_.string(), "PRAGMA user_version");
+  if (!v) return v.unexpected();
+  return static_cast<int>(*v);
 }
 
 }  // namespace kevo::store

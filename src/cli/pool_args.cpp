@@ -1,0 +1,41 @@
+#include "cli/pool_args.h"
+
+#include <cstdio>
+
+#include "evolve/marker_evaluator.h"
+
+namespace kevo::cli {
+
+void add_pool_options(CLI::App* cmd, PoolArgs& a) {
+  cmd->add_option("--gpus", a.gpus, "GPUs that evaluate here: all (default), none, or a list such as 0,2");
+  cmd->add_flag("--queue", a.queue,
+                "Evaluations as jobs in the run database for `kevo worker` processes (implied by a postgresql:// --db)");
+  cmd->add_option("--queue-slots", a.queue_slots, "Queue mode: evaluations in flight (default 16)")
+      ->check(CLI::Range(1, 4096));
+}
+
+Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_gpu, CLI::App* cmd, store::RunDb& db,
+                                                  const Task& task, const std::string& where, const char* prog) {
+  auto gpus = evolve::parse_gpus(a.gpus);
+  if (!gpus) return gpus.unexpected();
+  const bool queue = a.queue || store::is_postgres_url(where);
+  if (!queue && gpus->empty())
+    return fail("--gpus none evaluates nothing here: it needs workers (add --queue, or a postgresql:// --db, and "
+                "start `kevo worker`)");
+  if (!queue && cmd->count("--queue-slots")) return fail("--queue-slots needs --queue (or a postgresql:// --db)");
+  if (!queue && gpus->size() == 1 && gpus->front().empty()) return std::unique_ptr<evolve::EvalPool>();
+  std::vector<std::unique_ptr<evolve::CandidateEvaluator>> evs;
+  for (size_t i = 0; i < gpus->size(); ++i)
+    evs.push_back(fake_gpu ? std::unique_ptr<evolve::CandidateEvaluator>(std::make_unique<evolve::MarkerEvaluator>())
+                           : evolve::make_gpu_evaluator(0));
+  if (!queue) return evolve::make_local_pool(std::move(evs), std::move(*gpus), task);
+  evolve::QueuePoolOptions qo;
+  qo.slots = a.queue_slots;
+  qo.fake = fake_gpu;
+  std::fprintf(stderr, "%s: evaluations go through the run database's queue (%d in flight); this host works on them "
+                       "with %zu GPU(s); add workers with: kevo worker --db %s\n",
+               prog, qo.slots, gpus->size(), db.where().c_str());
+  return evolve::make_queue_pool(db, task, qo, std::move(evs), std::move(*gpus));
+}
+
+}  // namespace kevo::cli

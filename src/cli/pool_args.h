@@ -1,0 +1,30 @@
+// `--gpus`, `--queue`, `--queue-slots`: where `kevo evolve` and `kevo bench` evaluate
+// (evolve/eval_pool.h), parsed and turned into a pool the same way for both.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "evolve/eval_pool.h"
+#include "store/run_db.h"
+#include "task/task.h"
+
+namespace kevo::cli {
+
+struct PoolArgs {
+  std::string gpus = "all";
+  bool queue = false;
+  int queue_slots = 16;
+};
+
+void add_pool_options(CLI::App* cmd, PoolArgs& a);
+
+// This host's GPUs (`--gpus`), or, in queue mode (`--queue`, or a PostgreSQL `where`), jobs in the
+// run database that `kevo worker` processes take, with this host's GPUs among the workers. Null:
+// the engine's own evaluator, one at a time (one GPU on the default device).
+Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_gpu, CLI::App* cmd, store::RunDb& db,
+                                                  const Task& task, const std::string& where, const char* prog);
+
+}  // namespace kevo::cli

@@ -1,0 +1,145 @@
+// QueuePool: evaluations as jobs in the run database, for `kevo worker` processes on any host.
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evolve/eval_pool.h"
+#include "evolve/job_payload.h"
+#include "evolve/worker.h"
+
+#include <spdlog/spdlog.h>
+
+namespace kevo::evolve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+class QueuePool final : public EvalPool {
+ public:
+  QueuePool(store::RunDb& db, json manifest, QueuePoolOptions o, std::vector<std::unique_ptr<CandidateEvaluator>> local,
+            std::vector<std::string> gpus)
+      : db_(db), manifest_(std::move(manifest)), o_(o), local_(std::move(local)), gpus_(std::move(gpus)) {
+    gpus_.resize(local_.size());
+  }
+  ~QueuePool() override {
+    stop_.cancel();
+    for (auto& t : threads_) t.join();
+  }
+
+  int slots() const override { return std::max(1, o_.slots); }
+  int in_flight() const override { return static_cast<int>(jobs_.size()); }
+
+  Status set_run(int64_t run_id) override {
+    run_id_ = run_id;
+    // A resumed run continues the job numbers after its earlier sessions' (enqueue is idempotent
+    // on the number, so reusing one would return an old job's result).
+    auto all = db_.jobs(run_id);
+    if (!all) return all.unexpected();
+    seq_base_ = 0;
+    for (const auto& j : *all) seq_base_ = std::max(seq_base_, j.seq);
+    start_local_workers();
+    return {};
+  }
+
+  Status submit(EvalRequest r) override {
+    if (run_id_ == 0) return fail("the evaluation queue has no run yet");
+    JobPayload p;
+    p.kind = r.kind;
+    p.task = manifest_;
+    p.opts = r.opts;
+    p.fake = o_.fake;
+    p.file_name = r.file.empty() ? "baseline.cu" : r.file.filename().string();
+    if (r.kind == EvalKind::kCandidate) {
+      auto sha = db_.put_blob(r.source);
+      if (!sha) return sha.unexpected();
+      p.source_sha256 = *sha;
+    }
+    auto id = db_.enqueue(run_id_, seq_base_ + r.ticket, p.to_json().dump());
+    if (!id) return id.unexpected();
+    jobs_[*id] = r.ticket;
+    return {};
+  }
+
+  Result<std::optional<EvalDone>> next(std::chrono::milliseconds wait) override {
+    const auto until = Clock::now() + wait;
+    while (!jobs_.empty()) {
+      auto done = finished_one();
+      if (!done) return done.unexpected();
+      if (*done || Clock::now() >= until) return done;
+      std::this_thread::sleep_for(std::min<Clock::duration>(o_.poll, until - Clock::now()));
+    }
+    return std::optional<EvalDone>();
+  }
+
+ private:
+  // The oldest of this pool's jobs that has a result, removed from the pool.
+  Result<std::optional<EvalDone>> finished_one() {
+    auto rows = db_.jobs(run_id_, jobs_.begin()->first - 1);
+    if (!rows) return rows.unexpected();
+    for (const auto& row : *rows) {
+      auto it = jobs_.find(row.id);
+      if (it == jobs_.end() || (row.state != store::JobState::kDone && row.state != store::JobState::kFailed)) continue;
+      EvalDone d;
+      d.ticket = it->second;
+      jobs_.erase(it);
+      d.where = row.worker;
+      if (row.state == store::JobState::kFailed) {
+        d.verdict.set(Outcome::InfraError, "job_lost", fmt::format("job {}: {}", row.id, row.result_json));
+        return std::optional<EvalDone>(std::move(d));
+      }
+      auto res = JobResult::from_json(json::parse(row.result_json, nullptr, false));
+      if (!res) {
+        d.verdict.set(Outcome::InfraError, "job_result", fmt::format("job {}: {}", row.id, res.error().message));
+      } else {
+        d.verdict = std::move(res->verdict);
+        d.busy_s = res->busy_s;
+      }
+      return std::optional<EvalDone>(std::move(d));
+    }
+    return std::optional<EvalDone>();
+  }
+
+  // This process's own GPUs take the run's jobs like any worker (and outlive no pool).
+  void start_local_workers() {
+    if (!threads_.empty()) return;
+    const std::string host = worker_host_id();
+    for (size_t i = 0; i < local_.size(); ++i) {
+      WorkerOptions w;
+      w.name = fmt::format("{}/{}", host, gpus_[i].empty() ? "gpu" : "gpu" + gpus_[i]);
+      w.gpu = gpus_[i];
+      w.run_id = run_id_;
+      w.poll = o_.poll;
+      threads_.emplace_back([this, i, w] {
+        auto r = run_worker(db_, *local_[i], w, stop_);
+        if (!r) spdlog::error("local worker {} stopped: {}", w.name, r.error().message);
+      });
+    }
+  }
+
+  store::RunDb& db_;
+  json manifest_;
+  QueuePoolOptions o_;
+  std::vector<std::unique_ptr<CandidateEvaluator>> local_;
+  std::vector<std::string> gpus_;
+  llm::CancelToken stop_;
+  std::vector<std::thread> threads_;
+  int64_t run_id_ = 0, seq_base_ = 0;
+  std::map<int64_t, int64_t> jobs_;  // job id -> ticket, for the jobs in flight
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EvalPool>> make_queue_pool(store::RunDb& db, const Task& task, QueuePoolOptions opts,
+                                                  std::vector<std::unique_ptr<CandidateEvaluator>> local,
+                                                  std::vector<std::string> gpus) {
+  auto manifest = upload_task(db, task);
+  if (!manifest) return manifest.unexpected();
+  return std::unique_ptr<EvalPool>(
+      std::make_unique<QueuePool>(db, std::move(*manifest), opts, std::move(local), std::move(gpus)));
+}
+
+}  // namespace kevo::evolve

@@ -21,7 +21,7 @@ constexpr double kOutsideTolerance = 0.03;
 // Noise the allowance may grow to before a shortfall hiding in it is no longer believed: twice the
 // interval above this share of the figure (and above kNoisyFloorMs, below which launch overheads
 // decide) makes a below-tolerance figure Inconclusive. A GPU host's interval is ~3-6% of it.
-constexpr double kNoisyShare = 0.25;
+constexpr double kNoisyShare = 0.5;
 constexpr double kNoisyFloorMs = 0.02;
 
 struct BatchWall {

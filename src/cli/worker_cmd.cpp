@@ -55,9 +55,11 @@ int run_worker_cmd(const WorkerArgs& a) {
   auto gpus = evolve::parse_gpus(a.gpus);
   if (!gpus) return worker_fail(gpus.error().message);
   if (gpus->empty()) return worker_fail("--gpus none: a worker with no GPU has nothing to do");
+  std::string where;  // the database as messages show it (a URL without its password)
   {  // Fail fast on a bad --db before starting threads.
     auto db = store::RunDb::open(a.db);
     if (!db) return worker_fail(db.error().message);
+    where = (*db)->where();
   }
   auto prev_term = std::signal(SIGTERM, on_worker_signal);
   auto prev_int = std::signal(SIGINT, on_worker_signal);
@@ -67,7 +69,7 @@ int run_worker_cmd(const WorkerArgs& a) {
   for (size_t i = 0; i < gpus->size(); ++i) {
     const std::string gpu = (*gpus)[i];
     const std::string name = host + "/" + (gpu.empty() ? "gpu" : "gpu" + gpu);
-    std::fprintf(stderr, "kevo worker: %s takes jobs from %s%s\n", name.c_str(), a.db.c_str(),
+    std::fprintf(stderr, "kevo worker: %s takes jobs from %s%s\n", name.c_str(), where.c_str(),
                  a.fake_gpu ? " (fake evaluator: '// fake:' markers, no GPU)" : "");
     threads.emplace_back([&, i, gpu, name] { results[i] = work_gpu(a, gpu, name); });
   }

@@ -41,6 +41,17 @@ class QueuePool final : public EvalPool {
     if (!all) return all.unexpected();
     seq_base_ = 0;
     for (const auto& j : *all) seq_base_ = std::max(seq_base_, j.seq);
+    // Jobs an earlier coordinator of this run left queued or claimed (it was killed) have no one to
+    // read their results: they are closed, so no worker spends a GPU on them (a worker holding one
+    // finds its result already written and moves on).
+    int closed = 0;
+    for (const auto& j : *all)
+      if (j.state == store::JobState::kQueued || j.state == store::JobState::kClaimed) {
+        auto c = db_.complete(j.id, "coordinator", R"({"superseded":"the run was resumed"})");
+        if (!c) return c.unexpected();
+        closed += *c;
+      }
+    if (closed) spdlog::info("run {}: closed {} job(s) an earlier session left in the queue", run_id, closed);
     start_local_workers();
     return {};
   }
@@ -60,6 +71,7 @@ class QueuePool final : public EvalPool {
     }
     auto id = db_.enqueue(run_id_, seq_base_ + r.ticket, p.to_json().dump());
     if (!id) return id.unexpected();
+    if (jobs_.empty()) last_progress_ = Clock::now();  // the wait for a worker starts now
     jobs_[*id] = r.ticket;
     return {};
   }
@@ -69,7 +81,11 @@ class QueuePool final : public EvalPool {
     while (!jobs_.empty()) {
       auto done = finished_one();
       if (!done) return done.unexpected();
-      if (*done || Clock::now() >= until) return done;
+      if (*done) last_progress_ = Clock::now();
+      if (*done || Clock::now() >= until) {
+        warn_if_stalled();
+        return done;
+      }
       std::this_thread::sleep_for(std::min<Clock::duration>(o_.poll, until - Clock::now()));
     }
     return std::optional<EvalDone>();
@@ -103,6 +119,17 @@ class QueuePool final : public EvalPool {
     return std::optional<EvalDone>();
   }
 
+  // Jobs waiting a minute with none finished: most likely no worker is running. Said once a minute.
+  void warn_if_stalled() {
+    const auto now = Clock::now();
+    if (now - last_progress_ < std::chrono::seconds(60) || now - last_warning_ < std::chrono::seconds(60)) return;
+    last_warning_ = now;
+    spdlog::warn("run {}: {} evaluation(s) queued and none finished for {:.0f} s: is a worker running? (kevo worker "
+                 "--db {}{})",
+                 run_id_, jobs_.size(), std::chrono::duration<double>(now - last_progress_).count(), db_.where(),
+                 o_.fake ? " --fake-gpu" : "");
+  }
+
   // This process's own GPUs take the run's jobs like any worker (and outlive no pool).
   void start_local_workers() {
     if (!threads_.empty()) return;
@@ -127,6 +154,7 @@ class QueuePool final : public EvalPool {
   std::vector<std::string> gpus_;
   llm::CancelToken stop_;
   std::vector<std::thread> threads_;
+  Clock::time_point last_progress_ = Clock::now(), last_warning_{};
   int64_t run_id_ = 0, seq_base_ = 0;
   std::map<int64_t, int64_t> jobs_;  // job id -> ticket, for the jobs in flight
 };

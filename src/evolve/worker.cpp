@@ -77,6 +77,30 @@ std::string worker_host_id() {
   return fmt::format("{}:{}", host, getpid());
 }
 
+namespace {
+
+// Retries `op` while the database fails, with backoff, up to the outage limit (or a stop when
+// nothing is in hand). Each outage is logged once, and its end.
+template <class Op>
+auto with_retries(const WorkerOptions& o, const llm::CancelToken& stop, bool holding, const char* what, Op op)
+    -> decltype(op()) {
+  const auto t0 = Clock::now();
+  double backoff = 0.5;
+  for (bool logged = false;; backoff = std::min(backoff * 2, 15.0)) {
+    auto r = op();
+    if (r || since(t0) >= o.max_outage_s || (stop.cancelled() && !holding)) {
+      if (r && logged) spdlog::info("worker {}: the run database answers again", o.name);
+      return r;
+    }
+    if (!logged) spdlog::warn("worker {}: cannot {} ({}); retrying for up to {:.0f} s", o.name, what,
+                              r.error().message, o.max_outage_s);
+    logged = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+  }
+}
+
+}  // namespace
+
 Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& ev, const WorkerOptions& o,
                                const llm::CancelToken& stop) {
   WorkerStats st;
@@ -84,7 +108,8 @@ Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& ev, const W
   auto idle_since = Clock::now();
   while (!stop.cancelled()) {
     if (o.max_jobs && st.done + st.superseded >= *o.max_jobs) break;
-    auto job = db.claim(o.name, o.lease_s, o.max_attempts, o.run_id);
+    auto job = with_retries(o, stop, false, "claim a job",
+                            [&] { return db.claim(o.name, o.lease_s, o.max_attempts, o.run_id); });
     if (!job) return job.unexpected();
     if (!*job) {
       if (o.idle_exit_s && since(idle_since) >= *o.idle_exit_s) break;
@@ -96,7 +121,9 @@ Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& ev, const W
     r.verdict = evaluate_job(db, ev, o, **job, root, st);
     r.busy_s = since(t0);
     r.worker = o.name;
-    auto first = db.complete((*job)->id, o.name, r.to_json().dump());
+    const std::string result = r.to_json().dump();
+    auto first = with_retries(o, stop, true, "write a verdict",
+                              [&] { return db.complete((*job)->id, o.name, result); });
     if (!first) return first.unexpected();
     ++(*first ? st.done : st.superseded);
     idle_since = Clock::now();

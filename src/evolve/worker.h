@@ -31,7 +31,10 @@ struct WorkerOptions {
   std::chrono::milliseconds poll{250};
   std::optional<double> idle_exit_s;  // return after this long without a job (a Slurm array drains)
   std::optional<int> max_jobs;
-  std::filesystem::path task_root;  // where jobs' tasks are rebuilt; empty: <cache>/worker-tasks
+  std::filesystem::path task_root;  // where jobs' tasks are rebuilt; empty: <cache>/worker
+  // A database that stops answering (a server restart, a lost connection) is retried with backoff
+  // for this long before the worker gives up; a verdict in hand is kept and written when it is back.
+  double max_outage_s = 300;
 };
 
 struct WorkerStats {
@@ -40,8 +43,8 @@ struct WorkerStats {
   int lease_lost = 0;   // the lease expired while evaluating (the result was still offered)
 };
 
-// Runs until `stop`, idle_exit_s or max_jobs. An error: the database failed (the job in hand,
-// if any, is released first when the database still answers).
+// Runs until `stop`, idle_exit_s or max_jobs. An error: the database did not answer for
+// max_outage_s (a job in hand is then left to its lease, and another worker runs it again).
 Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& evaluator, const WorkerOptions& opts,
                                const llm::CancelToken& stop);
 

@@ -80,13 +80,13 @@ TEST(CompileCache, DiskFullIsAClearErrorAndTheCacheRecovers) {
   TempDir t;
   fs::path fake = t.path / "fake-nvcc";
   // Writes 1 MiB to its -o file, as nvcc writing a large object would; `head` says "No space left
-  // on device" as the toolchain does.
+  // on device" as the toolchain does. (Not from /dev/zero: the Landlock sandbox hides /dev.)
   auto fake_writing = [&](int bytes) {
     write_text(fake,
                "#!/bin/sh\n"
                "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
                "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-               "head -c " + std::to_string(bytes) + " /dev/zero > \"$out\"\n",
+               "yes 0123456789abcdef | head -c " + std::to_string(bytes) + " > \"$out\"\n",
                true);
   };
   fake_writing(1 << 20);
@@ -95,7 +95,8 @@ TEST(CompileCache, DiskFullIsAClearErrorAndTheCacheRecovers) {
   o.cache_dir = small.dir / "cache";
   CompilePool pool(1);
   auto full = pool.submit("// candidate\n", "c.cu", o).get();
-  ASSERT_FALSE(full) << "a 1 MiB object fit a 256 KiB file system";
+  ASSERT_FALSE(full) << "a 1 MiB object fit a 256 KiB file system: ok " << full->ok << " driver " << full->driver
+                      << " so " << full->so_path << " diagnostics " << full->diagnostics;
   EXPECT_THAT(full.error().message, ::testing::HasSubstr("no space left on device")) << full.error().message;
   EXPECT_THAT(full.error().message, ::testing::HasSubstr(o.cache_dir.string())) << full.error().message;
   fake_writing(1024);

@@ -239,3 +239,37 @@ TEST(JobPayload, ATaskTravelsAsBlobsAndUnsafePathsAreRefused) {
   EXPECT_EQ(back->seed, std::optional<uint64_t>(42));
   EXPECT_TRUE(back->held_out_only);
 }
+
+// A coordinator killed with jobs in the queue, then resumed: the old jobs are closed (no worker
+// spends a GPU on results nobody reads), and the new jobs are numbered after them.
+TEST(EvalQueue, AResumedCoordinatorClosesWhatTheLastOneLeftQueued) {
+  Harness h(improving_kernels());
+  auto run = h.db->create_run({.task = "vec_scale", .task_dir = "x", .strategy = "s"});
+  ASSERT_TRUE(run);
+  QueuePoolOptions qo;
+  qo.fake = true;
+  EvalRequest r;
+  r.file = h.dir / "c.cu";
+  r.source = kernel_source("pass time_ms=1");
+  {
+    auto first = make_queue_pool(*h.db, h.task, qo);
+    ASSERT_TRUE(first && (*first)->set_run(*run));
+    for (int t = 1; t <= 2; ++t) {
+      r.ticket = t;
+      ASSERT_TRUE((*first)->submit(r));
+    }
+  }
+  auto second = make_queue_pool(*h.db, h.task, qo);
+  ASSERT_TRUE(second && (*second)->set_run(*run));
+  auto jobs = h.db->jobs(*run);
+  ASSERT_TRUE(jobs && jobs->size() == 2u);
+  for (const auto& j : *jobs) {
+    EXPECT_EQ(j.state, store::JobState::kDone);
+    EXPECT_NE(j.result_json.find("superseded"), std::string::npos) << j.result_json;
+  }
+  r.ticket = 1;
+  ASSERT_TRUE((*second)->submit(r));
+  jobs = h.db->jobs(*run, 0, store::JobState::kQueued);
+  ASSERT_TRUE(jobs && jobs->size() == 1u);
+  EXPECT_EQ(jobs->front().seq, 3);
+}

@@ -74,13 +74,13 @@ struct WorkerProcess {
   }
 };
 
-std::unique_ptr<WorkerProcess> start_worker(const fs::path& db, const fs::path& dir) {
+std::unique_ptr<WorkerProcess> start_worker(const std::string& db, const fs::path& dir) {
   const char* b = getenv("KEVO_BUILD");
   const fs::path kevo = fs::path(b && *b ? b : KEVO_BINARY_DIR) / "bin" / "kevo";
   auto w = std::make_unique<WorkerProcess>();
   w->log = dir / "worker.log";
   auto c = spawn_process({.argv = {"/bin/sh", "-c",
-                                   "exec '" + kevo.string() + "' worker --db '" + db.string() +
+                                   "exec '" + kevo.string() + "' worker --db '" + db +
                                        "' --gpus all --lease 60 > '" + w->log.string() + "' 2>&1"},
                           .null_stdio = true,
                           .die_with_parent = true});
@@ -116,9 +116,13 @@ void run_e2e(const Variants& v) {
     }
   });
   fs::path dir = temp_dir("e2e-" + v.task);
-  auto db = store::RunDb::open(dir / "runs.db");
+  // The queue variant on PostgreSQL when the machine has a server (KEVO_E2E_PG: its URL).
+  const char* pg = getenv("KEVO_E2E_PG");
+  const std::string where = v.queue && pg && *pg ? std::string(pg) : (dir / "runs.db").string();
+  auto db = store::RunDb::open(where);
   ASSERT_TRUE(db) << db.error().message;
-  auto cache = llm::ResponseCache::attach((*db)->handle());
+  auto cache = (*db)->handle() ? llm::ResponseCache::attach((*db)->handle())
+                               : llm::ResponseCache::open((dir / "llm_cache.sqlite").string());
   ASSERT_TRUE(cache);
   std::shared_ptr<llm::ResponseCache> shared_cache = std::move(*cache);
   auto ctx = llm::make_context(llm::testing::test_config(server.base_url()), {.cache = shared_cache, .seed = 5});
@@ -144,9 +148,9 @@ void run_e2e(const Variants& v) {
     ASSERT_TRUE(q) << q.error().message;
     pool = std::move(*q);
     e.set_pool(pool.get());
-    worker = start_worker(dir / "runs.db", dir);
+    worker = start_worker(where, dir);
   }
-  const std::string mode = v.queue ? "queue" : "serial";
+  const std::string mode = v.queue ? (store::is_postgres_url(where) ? "queue-postgresql" : "queue-sqlite") : "serial";
   // The device's own view of how busy it was: NVML's utilization (the share of time a kernel ran)
   // sampled twice a second while the run lasts, next to the engine's evaluator-busy fraction.
   std::atomic<bool> done{false};

@@ -20,6 +20,6 @@ $as_pg "$BIN/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o "-k $dir -c listen_addre
 $as_pg "$BIN/createdb" -h "$dir" -U postgres kevo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); kevo $(git rev-parse --short HEAD)"
 echo "## PostgreSQL 15 (Unix socket, default durability)"
-"$B/bin/kevo-bench-queue" --db "postgresql:///kevo?host=$dir&user=postgres" --workers "$WORKERS" --eval-s "$EVAL_S"
+"$B/bin/kevo-bench-queue" --db "postgresql:///kevo?host=$dir&user=postgres" --workers "$WORKERS" --eval-s "$EVAL_S" --per-worker "${PER_WORKER:-8}"
 echo "## SQLite (WAL, one file)"
-"$B/bin/kevo-bench-queue" --db "$dir/runs.db" --workers "$WORKERS" --eval-s "$EVAL_S"
+"$B/bin/kevo-bench-queue" --db "$dir/runs.db" --workers "$WORKERS" --eval-s "$EVAL_S" --per-worker "${PER_WORKER:-8}"

@@ -13,5 +13,6 @@ void register_interop(CLI::App& app, int& exit_code);  // import, export-torch (
 void register_task(CLI::App& app, int& exit_code);     // task lint, task list (src/cli/task_cmd.cpp)
 void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, report (src/cli/bench_cmd.cpp)
 void register_worker(CLI::App& app, int& exit_code);   // worker (src/cli/worker_cmd.cpp)
+void register_serve(CLI::App& app, int& exit_code);    // serve (src/cli/serve_cmd.cpp)
 
 }  // namespace kevo::cli

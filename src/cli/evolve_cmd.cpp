@@ -58,7 +58,7 @@ struct EvolveArgs {
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
   double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
   uint64_t seed = 0;
-  bool fake_gpu = false, quiet = false;
+  bool fake_gpu = false, quiet = false, reverify_baseline = false;
   PoolArgs pool;
 };
 
@@ -194,6 +194,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  opts.reuse_baseline = !a.reverify_baseline;
   return EvolvePlan{std::move(*task), opts, resumed};
 }
 
@@ -238,8 +239,8 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveA
               store::to_string(out.status), out.stop_reason.c_str());
   std::printf("candidates %d (valid %d)  evaluators busy %.0f%%  %.1f candidates/min\n", out.candidates, out.valid,
               out.gpu_busy * 100, out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
-  std::printf("time %.1f s: baseline %.1f s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
-              out.wall_s, out.baseline_s, out.search_s,
+  std::printf("time %.1f s: baseline %.1f s%s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
+              out.wall_s, out.baseline_s, out.baseline_reused ? " (verified in an earlier run: reused)" : "", out.search_s,
               out.search_s > 0 ? out.candidates * 60.0 / out.search_s : 0.0, out.verify_s);
   if (ens && ens->size() > 1) std::printf("%s", ens->summary().c_str());
   if (!out.note.empty()) std::printf("%s\n", out.note.c_str());
@@ -629,6 +630,8 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
   add_pool_options(cmd, a->pool);
+  cmd->add_flag("--reverify-baseline", a->reverify_baseline,
+                "Check the baseline again even if an earlier run verified it with this task, GPU, toolkit and kevo");
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
   cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });

@@ -43,6 +43,8 @@ const std::map<std::string, std::vector<std::string>>& examples() {
       {"bench", {"kevo bench --suite quick --model anthropic:claude-sonnet-4-5 --out bench-quick",
                  "kevo bench table a.db b.db --format csv"}},
       {"bench table", {"kevo bench table runs.db", "kevo bench table a.db b.db --format csv"}},
+      {"serve", {"kevo serve --db runs.db                      # http://127.0.0.1:8080/, read-only",
+                 "kevo serve --db postgresql://kevo@db/kevo --listen 0.0.0.0:8080 --token \"$KEVO_SERVE_TOKEN\""}},
       {"report", {"kevo report runs.db -o report.html", "kevo report bench-quick --title 'quick suite'"}},
   };
   return table;

@@ -25,6 +25,9 @@ class CandidateEvaluator {
   // Compiles `source` into the cache so evaluate() finds it there. Called from proposal
   // threads, concurrently; must be thread-safe. Default: nothing to warm.
   virtual void warm(const Task&, const std::string& /*source*/) {}
+  // The device's architecture ("sm_90") learned from a recorded baseline, so warm() can compile
+  // ahead before this evaluator has run anything. Default: nothing to learn.
+  virtual void remember_arch(const std::string& /*arch*/) {}
   // "CUDA 12.4" or empty when unknown (goes into the prompt).
   virtual std::string cuda_version() { return {}; }
   // What makes two sources the same program, so a repeat is not evaluated again. Default: the

@@ -9,9 +9,12 @@
 #include <random>
 #include <set>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "compile/cache.h"
+#include "evolve/baseline_record.h"
 #include "evolve/eval_pool.h"
 #include "evolve/features.h"
 #include "evolve/population.h"
@@ -614,7 +617,8 @@ class EvolutionRun {
           last_report = SteadyClock::now();
         }
         if (!pending_.empty()) {
-          auto d = pool_.next(std::chrono::milliseconds(20));
+          // Short: a proposal that becomes ready meanwhile should not wait for the next result.
+          auto d = pool_.next(std::chrono::milliseconds(inflight.empty() ? 20 : 2));
           if (!d) return d.unexpected();
           if (*d) KEVO_TRY(complete(std::move(**d)));
         } else {
@@ -757,6 +761,48 @@ class EvolutionRun {
   std::map<int64_t, Pending> pending_;  // evaluations in the pool, by ticket
 };
 
+struct BaselineStep {
+  json summary;
+  bool passed = false;
+  std::string message;
+};
+
+// The baseline checked and timed, or its record from an earlier run with the same task, GPUs,
+// toolkit and kevo (baseline_record.h), which is said and stored as such.
+Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluator_, const EngineOptions& opts,
+                                 EvalPool& pool, State& s, EvolutionRun& r) {
+  std::optional<BaselineKey> key;
+  if (opts.reuse_baseline && !evaluator_.is_fake()) {
+    auto k = baseline_key(task_, evaluator_.cuda_version());
+    if (k) key = *k;
+    if (auto rec = key ? load_baseline_record(*key, baseline_record_dir()) : std::nullopt) {
+      json summary = rec->summary;
+      summary["reused"] = {{"verified_at", rec->verified_at}, {"key", key->to_json()}};
+      if (summary.contains("arch")) evaluator_.remember_arch(summary.value("arch", ""));
+      r.emit("baseline_reused", {{"verified_at", rec->verified_at}, {"key", key->to_json()}});
+      spdlog::info("the baseline of {} was verified on {} with this GPU, toolkit and kevo: reused (--reverify-baseline "
+                   "checks it again)", task_.name, fmt::format("{:%Y-%m-%d %H:%M}", fmt::localtime(static_cast<std::time_t>(rec->verified_at))));
+      return BaselineStep{summary, true, ""};
+    }
+  }
+  EvalOptions o = opts.eval;
+  o.visible_only = true;
+  o.time = true;
+  EvalRequest req;
+  req.ticket = s.next_ticket++;
+  req.kind = EvalKind::kBaseline;
+  req.opts = o;
+  auto done = pool.run_one(std::move(req));
+  if (!done) return done.unexpected();
+  s.gpu_s += done->busy_s;
+  const Verdict& bv = done->verdict;
+  json summary = baseline_summary(bv, evaluator_.is_fake());
+  if (key && bv.outcome == Outcome::Pass)
+    if (auto st = save_baseline_record(*key, summary, baseline_record_dir()); !st)
+      spdlog::warn("the baseline's record was not kept (the next run checks it again): {}", st.error().message);
+  return BaselineStep{summary, bv.outcome == Outcome::Pass, bv.message};
+}
+
 }  // namespace
 
 Engine::Engine(const Task& task, CandidateEvaluator& evaluator, store::RunDb& db, llm::LlmClient* llm,
@@ -856,23 +902,15 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   if (resumed && !s.row.baseline_json.empty()) {
     base = json::parse(s.row.baseline_json, nullptr, false);
   } else {
-    EvalOptions o = opts.eval;
-    o.visible_only = true;
-    o.time = true;
     auto t = SteadyClock::now();
-    EvalRequest req;
-    req.ticket = s.next_ticket++;
-    req.kind = EvalKind::kBaseline;
-    req.opts = o;
-    auto done = pool->run_one(std::move(req));
-    if (!done) return done.unexpected();
-    const Verdict& bv = done->verdict;
-    s.gpu_s += done->busy_s;
+    auto b = baseline_of(task_, evaluator_, opts, *pool, s, r);
+    if (!b) return b.unexpected();
     out.baseline_s = since(t);
-    base = baseline_summary(bv, evaluator_.is_fake());
+    base = std::move(b->summary);
+    out.baseline_reused = base.contains("reused");
     s.row.baseline_json = base.dump();
-    if (bv.outcome != Outcome::Pass) {
-      s.row.note = "the task's baseline fails: " + bv.message;
+    if (!b->passed) {
+      s.row.note = "the task's baseline fails: " + b->message;
       return finish(store::RunStatus::kFailed, "baseline_failed");
     }
   }

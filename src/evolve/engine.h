@@ -47,6 +47,9 @@ struct EngineOptions {
   uint64_t seed = 0;                   // parent and operator choices; 0: random
   std::filesystem::path work_dir;      // candidate files; empty: beside the database
   int max_llm_failures_in_row = 8;     // transient failures/refusals before the run stops
+  // A baseline verified earlier with the same task files, GPUs, toolkit and kevo is not checked
+  // again (baseline_record.h); false: check it (`--reverify-baseline`).
+  bool reuse_baseline = true;
 };
 
 struct VerifyAttempt {
@@ -76,6 +79,7 @@ struct RunOutcome {
   double gpu_busy = 0, wall_s = 0;
   // Where wall_s went: the baseline's eval (0 when resumed), the search, the held-out verification.
   double baseline_s = 0, search_s = 0, verify_s = 0;
+  bool baseline_reused = false;  // an earlier run's verified baseline (baseline_record.h)
   std::string note;  // e.g. the offline-tuning message
   bool fake_evaluator = false;
 };

@@ -47,6 +47,13 @@ class GpuEvaluator final : public CandidateEvaluator {
     (void)f.get();  // a failure shows up again, with its diagnostics, in evaluate()
   }
 
+  void remember_arch(const std::string& arch) override {
+    std::string a = arch;
+    if (a.size() > 1 && a.back() == 'a') a.pop_back();
+    std::lock_guard lock(mu_);
+    if (arch_.empty() && a.rfind("sm_", 0) == 0) arch_ = a;
+  }
+
   std::string cuda_version() override {
     auto v = compiler_version("nvcc");
     if (!v) return {};

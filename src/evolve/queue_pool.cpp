@@ -1,4 +1,5 @@
 // QueuePool: evaluations as jobs in the run database, for `kevo worker` processes on any host.
+#include <deque>
 #include <map>
 #include <thread>
 
@@ -31,7 +32,6 @@ class QueuePool final : public EvalPool {
   }
 
   int slots() const override { return std::max(1, o_.slots); }
-  int in_flight() const override { return static_cast<int>(jobs_.size()); }
 
   Status set_run(int64_t run_id) override {
     run_id_ = run_id;
@@ -76,24 +76,40 @@ class QueuePool final : public EvalPool {
     return {};
   }
 
+  int in_flight() const override { return static_cast<int>(jobs_.size() + ready_.size()); }
+
+  // Results are read from the database at most once per poll interval, all that finished at once;
+  // between reads, finished ones are handed out from memory, so a wait of a millisecond or two
+  // (the engine checking its proposals between results) costs no query.
   Result<std::optional<EvalDone>> next(std::chrono::milliseconds wait) override {
     const auto until = Clock::now() + wait;
-    while (!jobs_.empty()) {
-      auto done = finished_one();
-      if (!done) return done.unexpected();
-      if (*done) last_progress_ = Clock::now();
-      if (*done || Clock::now() >= until) {
-        warn_if_stalled();
-        return done;
+    while (true) {
+      if (!ready_.empty()) {
+        EvalDone d = std::move(ready_.front());
+        ready_.pop_front();
+        return std::optional<EvalDone>(std::move(d));
       }
-      std::this_thread::sleep_for(std::min<Clock::duration>(o_.poll, until - Clock::now()));
+      if (jobs_.empty()) return std::optional<EvalDone>();
+      const auto now = Clock::now();
+      if (now - last_poll_ >= o_.poll) {
+        last_poll_ = now;
+        KEVO_TRY(collect_finished());
+        if (!ready_.empty()) {
+          last_progress_ = now;
+          continue;
+        }
+      }
+      if (now >= until) {
+        warn_if_stalled();
+        return std::optional<EvalDone>();
+      }
+      std::this_thread::sleep_for(std::min<Clock::duration>({o_.poll - (now - last_poll_), until - now}));
     }
-    return std::optional<EvalDone>();
   }
 
  private:
-  // The oldest of this pool's jobs that has a result, removed from the pool.
-  Result<std::optional<EvalDone>> finished_one() {
+  // Every one of this pool's jobs that has a result, moved from the pool to ready_ in id order.
+  Status collect_finished() {
     auto rows = db_.jobs(run_id_, jobs_.begin()->first - 1);
     if (!rows) return rows.unexpected();
     for (const auto& row : *rows) {
@@ -105,18 +121,15 @@ class QueuePool final : public EvalPool {
       d.where = row.worker;
       if (row.state == store::JobState::kFailed) {
         d.verdict.set(Outcome::InfraError, "job_lost", fmt::format("job {}: {}", row.id, row.result_json));
-        return std::optional<EvalDone>(std::move(d));
-      }
-      auto res = JobResult::from_json(json::parse(row.result_json, nullptr, false));
-      if (!res) {
+      } else if (auto res = JobResult::from_json(json::parse(row.result_json, nullptr, false)); !res) {
         d.verdict.set(Outcome::InfraError, "job_result", fmt::format("job {}: {}", row.id, res.error().message));
       } else {
         d.verdict = std::move(res->verdict);
         d.busy_s = res->busy_s;
       }
-      return std::optional<EvalDone>(std::move(d));
+      ready_.push_back(std::move(d));
     }
-    return std::optional<EvalDone>();
+    return {};
   }
 
   // Jobs waiting a minute with none finished: most likely no worker is running. Said once a minute.
@@ -154,7 +167,8 @@ class QueuePool final : public EvalPool {
   std::vector<std::string> gpus_;
   llm::CancelToken stop_;
   std::vector<std::thread> threads_;
-  Clock::time_point last_progress_ = Clock::now(), last_warning_{};
+  Clock::time_point last_progress_ = Clock::now(), last_warning_{}, last_poll_{};
+  std::deque<EvalDone> ready_;  // finished, read from the database, not yet handed out
   int64_t run_id_ = 0, seq_base_ = 0;
   std::map<int64_t, int64_t> jobs_;  // job id -> ticket, for the jobs in flight
 };

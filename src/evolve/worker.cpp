@@ -56,7 +56,9 @@ Verdict evaluate_job(store::RunDb& db, CandidateEvaluator& ev, const WorkerOptio
   const auto beat = std::chrono::duration<double>(std::max(0.05, o.lease_s / 3));
   bool lost = false;
   while (fut.wait_for(beat) != std::future_status::ready) {
+    const auto t0 = Clock::now();
     auto h = db.heartbeat(job.id, o.name, o.lease_s);
+    st.heartbeat_s += since(t0);
     if (h && !*h && !lost) {
       lost = true;
       ++st.lease_lost;
@@ -108,9 +110,11 @@ Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& ev, const W
   auto idle_since = Clock::now();
   while (!stop.cancelled()) {
     if (o.max_jobs && st.done + st.superseded >= *o.max_jobs) break;
+    const auto t_claim = Clock::now();
     auto job = with_retries(o, stop, false, "claim a job",
                             [&] { return db.claim(o.name, o.lease_s, o.max_attempts, o.run_id); });
     if (!job) return job.unexpected();
+    if (*job) st.claim_s += since(t_claim);
     if (!*job) {
       if (o.idle_exit_s && since(idle_since) >= *o.idle_exit_s) break;
       std::this_thread::sleep_for(o.poll);
@@ -122,9 +126,11 @@ Result<WorkerStats> run_worker(store::RunDb& db, CandidateEvaluator& ev, const W
     r.busy_s = since(t0);
     r.worker = o.name;
     const std::string result = r.to_json().dump();
+    const auto t_done = Clock::now();
     auto first = with_retries(o, stop, true, "write a verdict",
                               [&] { return db.complete((*job)->id, o.name, result); });
     if (!first) return first.unexpected();
+    st.complete_s += since(t_done);
     ++(*first ? st.done : st.superseded);
     idle_since = Clock::now();
   }

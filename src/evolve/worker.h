@@ -28,7 +28,7 @@ struct WorkerOptions {
   double lease_s = 30;
   int max_attempts = 3;
   int64_t run_id = 0;               // only this run's jobs (0: any run)
-  std::chrono::milliseconds poll{250};
+  std::chrono::milliseconds poll{50};  // between claims while the queue is empty
   std::optional<double> idle_exit_s;  // return after this long without a job (a Slurm array drains)
   std::optional<int> max_jobs;
   std::filesystem::path task_root;  // where jobs' tasks are rebuilt; empty: <cache>/worker
@@ -41,6 +41,9 @@ struct WorkerStats {
   int done = 0;         // verdicts written
   int superseded = 0;   // finished after another worker had written the job's result
   int lease_lost = 0;   // the lease expired while evaluating (the result was still offered)
+  // The queue's cost per job, in seconds summed over jobs: the claim that returned it, its
+  // heartbeats, writing its result (what kevo-bench-queue reports per job).
+  double claim_s = 0, heartbeat_s = 0, complete_s = 0;
 };
 
 // Runs until `stop`, idle_exit_s or max_jobs. An error: the database did not answer for

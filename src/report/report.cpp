@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/metrics.h"
+#include "report/charts.h"
 #include "report/html.h"
 #include "util/fs.h"
 
@@ -42,6 +43,10 @@ td.del{background:#ffe6e6} td.add{background:#e6ffe6} td.none{background:#f7f7f7
 )";
 
 std::string num(double v) { return fmt::format("{:.2f}", v); }
+
+}  // namespace
+
+const char* stylesheet() { return kStyle; }
 
 // ---- charts ------------------------------------------------------------------------------------
 
@@ -182,10 +187,15 @@ std::string lineage_svg(const std::vector<const store::CandidateRow*>& chain) {
 }
 
 std::string diff_table(const std::string& baseline, const std::string& winner, int64_t winner_id) {
-  auto lines = line_diff(baseline, winner);
+  return diff_table(baseline, winner, "baseline", fmt::format("winner #{}", winner_id));
+}
+
+std::string diff_table(const std::string& left, const std::string& right, const std::string& left_label,
+                       const std::string& right_label) {
+  auto lines = line_diff(left, right);
   std::string s = fmt::format(
-      R"(<table class="diff"><tr class="hd"><td class="ln"></td><td>baseline</td><td class="ln"></td><td>winner #{}</td></tr>)",
-      winner_id);
+      R"(<table class="diff"><tr class="hd"><td class="ln"></td><td>{}</td><td class="ln"></td><td>{}</td></tr>)",
+      escape(left_label), escape(right_label));
   auto cell = [](int ln, const std::string& text, const char* cls) {
     if (!ln) return fmt::format(R"(<td class="ln"></td><td class="none"></td>)");
     return fmt::format(R"(<td class="ln">{}</td><td class="{}">{}</td>)", ln, cls, escape(text));
@@ -214,6 +224,8 @@ std::string diff_table(const std::string& baseline, const std::string& winner, i
   s += "</table>";
   return fmt::format(R"(<p class="muted">{} lines removed, {} added</p>)", removed, added) + s;
 }
+
+namespace {
 
 std::string summary_table(const std::vector<TableData>& data) {
   std::string s =

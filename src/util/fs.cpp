@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,8 +28,11 @@ Result<std::string> read_file(const fs::path& p) {
 Status write_file_atomic(const fs::path& p, std::string_view data) {
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  // Unique per writer, threads of one process included: two writers of one path must not share
+  // (and rename away) each other's temporary file.
+  static std::atomic<uint64_t> seq{0};
   fs::path tmp = p;
-  tmp += fmt::format(".tmp.{}", getpid());
+  tmp += fmt::format(".tmp.{}.{}", getpid(), seq.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return fail("{}: cannot write: {}", tmp.string(), std::strerror(errno));

@@ -1,0 +1,182 @@
+#include "serve/documents.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "bench/metrics.h"
+#include "bench/table.h"
+#include "serve/json_fields.h"
+#include "serve/run_summary.h"
+#include "util/fs.h"
+
+namespace kevo::serve {
+
+using nlohmann::json;
+
+namespace {
+
+json candidate_summary(const store::CandidateRow& c, const CandidateFacts& f) {
+  return {{"id", c.id}, {"seq", c.seq}, {"op", c.op}, {"parents", c.parents}, {"model", c.model},
+          {"name", c.name}, {"outcome", c.outcome}, {"reason", c.reason}, {"message", c.message},
+          {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}}, {"time_ms", c.time_ms},
+          {"accepted", c.accepted}, {"generation", c.generation}, {"island", c.island},
+          {"compiled", bench::compiled(c)}, {"device", f.device},
+          {"eval_s", f.eval_s}, {"sol_fraction", f.sol_fraction}, {"created_at", c.created_at}};
+}
+
+bool matches(const store::CandidateRow& c, const std::string& outcome) {
+  if (outcome.empty()) return true;
+  if (outcome == "fail") return c.outcome != "pass";
+  return c.outcome == outcome;
+}
+
+// The campaign: per strategy/model, the latest run of each task and bench's aggregates over them.
+json campaign_json(const std::vector<std::pair<store::RunRow, bench::TaskResult>>& runs) {
+  std::vector<bench::RunKey> keys;
+  std::map<std::pair<size_t, std::string>, const bench::TaskResult*> latest;  // (key, task) -> result
+  for (const auto& [row, r] : runs) {
+    auto k = bench::key_of(row);
+    size_t ki = std::find(keys.begin(), keys.end(), k) - keys.begin();
+    if (ki == keys.size()) keys.push_back(k);
+    latest[{ki, row.task}] = &r;  // runs come in id order: the last one wins
+  }
+  json out = json::array();
+  for (size_t ki = 0; ki < keys.size(); ++ki) {
+    std::vector<bench::TaskResult> tasks;
+    for (const auto& [key, r] : latest)
+      if (key.first == ki) tasks.push_back(*r);
+    const auto a = bench::aggregate(tasks);
+    out.push_back({{"label", keys[ki].label()}, {"strategy", keys[ki].strategy}, {"llm", keys[ki].llm},
+                   {"fake", keys[ki].fake}, {"tasks", a.tasks}, {"correct", a.correct}, {"not_run", a.not_run},
+                   {"median", a.median}, {"geomean", a.geomean}, {"fast_1", a.fast_1},
+                   {"validity", a.validity_rate}, {"compile", a.compile_rate}, {"candidates", a.candidates},
+                   {"llm_calls", a.llm_calls}, {"tokens", a.tokens}, {"cost_usd", a.cost_usd},
+                   {"display",
+                    {{"median", bench::fmt_speedup(a.median)}, {"geomean", bench::fmt_speedup(a.geomean)},
+                     {"fast_1", bench::fmt_pct(a.fast_1)}, {"validity", bench::fmt_pct(a.validity_rate)},
+                     {"compile", bench::fmt_pct(a.compile_rate)}, {"cost", bench::fmt_usd(a.cost_usd)}}}});
+  }
+  return out;
+}
+
+const char* op_name(report::DiffOp op) {
+  switch (op) {
+    case report::DiffOp::kSame: return "same";
+    case report::DiffOp::kRemoved: return "removed";
+    case report::DiffOp::kAdded: return "added";
+  }
+  return "same";
+}
+
+// The verdict's timing in a few named figures: the candidate's median and its 95% interval, the
+// baseline's, the speedup and its interval, the speed-of-light fraction.
+json timing_json(const json& verdict) {
+  const json& t = field(verdict, "timing");
+  if (!t.is_object()) return nullptr;
+  const json& cand = field(t, "candidate");
+  const json& ci = field(cand, "median_ci_ms");
+  const json& sp = field(t, "speedup");
+  return {{"config", str_field(t, "config")},
+          {"time_ms", num_field(cand, "median_ms")},
+          {"time_ci_ms", ci.is_array() ? ci : json(nullptr)},
+          {"samples", num_field(cand, "n")},
+          {"cv", num_field(cand, "cv")},
+          {"baseline_ms", num_field(field(t, "baseline"), "median_ms")},
+          {"speedup", num_field(sp, "value")},
+          {"speedup_ci", field(sp, "ci95").is_array() ? field(sp, "ci95") : json(nullptr)},
+          {"sol_fraction", num_field(t, "sol_fraction")},
+          {"floor_ms", num_field(t, "floor_ms")},
+          {"bound", str_field(t, "bound")},
+          {"outside_clock", field(t, "outside_clock")}};
+}
+
+}  // namespace
+
+Result<json> runs_doc(RunCache& cache, double now) {
+  auto rows = cache.db().list_runs();
+  if (!rows) return rows.unexpected();
+  json runs = json::array();
+  std::vector<std::pair<store::RunRow, bench::TaskResult>> results;
+  for (const auto& row : *rows) {
+    KEVO_TRY(cache.with_run(row.id, [&](const RunData& d) {
+      runs.push_back(run_brief(d, now));
+      results.emplace_back(d.run, task_result(d));
+    }));
+  }
+  return json{{"database", cache.db().where()}, {"generated_at", now}, {"runs", runs},
+              {"campaign", campaign_json(results)}};
+}
+
+json candidates_doc(const RunData& d, const ListQuery& q) {
+  std::vector<size_t> picked;
+  for (size_t i = 0; i < d.candidates.size(); ++i)
+    if (matches(d.candidates[i], q.outcome)) picked.push_back(i);
+  if (q.newest_first) std::reverse(picked.begin(), picked.end());
+  json list = json::array();
+  for (size_t k = size_t(std::max<int64_t>(q.offset, 0)); k < picked.size() && int64_t(list.size()) < q.limit; ++k)
+    list.push_back(candidate_summary(d.candidates[picked[k]], d.facts[picked[k]]));
+  return {{"run", d.run.id}, {"total", picked.size()}, {"offset", q.offset}, {"limit", q.limit},
+          {"order", q.newest_first ? "desc" : "asc"}, {"outcome", q.outcome}, {"candidates", list}};
+}
+
+Result<json> events_doc(store::RunDb& db, int64_t run_id, int64_t after, int64_t limit, bool tail) {
+  auto ev = db.events(run_id);
+  if (!ev) return ev.unexpected();
+  auto first = std::partition_point(ev->begin(), ev->end(), [&](const store::EventRow& e) { return e.id <= after; });
+  if (tail && ev->end() - first > limit) first = ev->end() - limit;
+  json list = json::array();
+  for (auto it = first; it != ev->end() && int64_t(list.size()) < limit; ++it) {
+    json data = json::parse(it->data_json, nullptr, false);
+    list.push_back({{"id", it->id}, {"t", it->t}, {"kind", it->kind},
+                    {"data", data.is_discarded() ? json(it->data_json) : data}});
+  }
+  return json{{"run", run_id}, {"total", ev->size()}, {"last_id", ev->empty() ? 0 : ev->back().id},
+              {"events", list}};
+}
+
+json CandidateDoc::to_json() const {
+  const auto& c = row;
+  json verdict = parse_object(c.verdict_json);
+  json flags = json::parse(c.flags_json, nullptr, false);
+  if (flags.is_discarded()) flags = json::array();
+  json lines = json::array();
+  int added = 0, removed = 0;
+  for (const auto& l : diff) {
+    added += l.op == report::DiffOp::kAdded;
+    removed += l.op == report::DiffOp::kRemoved;
+    lines.push_back({{"op", op_name(l.op)}, {"left", l.left}, {"right", l.right}, {"text", l.text}});
+  }
+  return {{"id", c.id}, {"run", c.run_id}, {"seq", c.seq}, {"generation", c.generation}, {"island", c.island},
+          {"repair_round", c.repair_round}, {"op", c.op}, {"parents", c.parents}, {"model", c.model},
+          {"name", c.name}, {"rationale", c.rationale}, {"outcome", c.outcome}, {"reason", c.reason},
+          {"message", c.message}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
+          {"time_ms", c.time_ms}, {"accepted", c.accepted}, {"created_at", c.created_at},
+          {"source", c.source}, {"prompt", c.prompt}, {"answer", c.answer},
+          {"compile", parse_object(c.compile_json)}, {"features", parse_object(c.features_json)},
+          {"flags", flags},
+          {"verdict", verdict}, {"configs", field(verdict, "configs")}, {"timing", timing_json(verdict)},
+          {"diff", {{"against", parent_label}, {"added", added}, {"removed", removed}, {"lines", lines}}}};
+}
+
+Result<CandidateDoc> candidate_doc(store::RunDb& db, const store::RunRow& run, int64_t id) {
+  auto c = db.candidate(id);
+  if (!c) return c.unexpected();
+  if (c->run_id != run.id) return fail("run {} has no candidate {}", run.id, id);
+  CandidateDoc doc;
+  doc.row = std::move(*c);
+  if (!doc.row.parents.empty()) {
+    auto p = db.candidate(doc.row.parents.front());
+    if (p) {
+      doc.parent_label = "parent #" + std::to_string(p->id);
+      doc.parent_source = std::move(p->source);
+    }
+  } else if (auto base = read_file(std::filesystem::path(run.task_dir) / "baseline.cu"); base) {
+    doc.parent_label = "baseline";
+    doc.parent_source = std::move(*base);
+  }
+  if (!doc.parent_label.empty()) doc.diff = report::line_diff(doc.parent_source, doc.row.source);
+  return doc;
+}
+
+}  // namespace kevo::serve

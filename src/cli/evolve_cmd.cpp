@@ -71,10 +71,12 @@ class StatusPrinter {
     if (tty_) {
       std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
       shown_ = true;
-    } else if (p.done != last_done_) {  // logs get one line per completed candidate
-      std::fprintf(stderr, "%s\n", line.c_str());
+    } else if (p.done != last_done_ || p.phase != last_phase_ || p.detail != last_detail_) {
+      std::fprintf(stderr, "%s\n", line.c_str());  // logs: a line per candidate and per step
     }
     last_done_ = p.done;
+    last_phase_ = p.phase;
+    last_detail_ = p.detail;
   }
   void end() {
     if (shown_) std::fprintf(stderr, "\n");
@@ -84,6 +86,8 @@ class StatusPrinter {
  private:
   bool quiet_, tty_, shown_ = false;
   int last_done_ = -1;
+  evolve::Progress::Phase last_phase_ = evolve::Progress::Phase::kSearch;
+  std::string last_detail_;
 };
 
 // Runs the translate stage and prints what happened; returns 0 when baseline.cu was written, else

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <deque>
 #include <future>
 #include <list>
@@ -94,6 +97,32 @@ double since(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
 }
 
+// Calls `tick` at once and then every second on a thread of its own until destroyed (a status
+// line for a step that blocks, such as the baseline's check).
+class Ticker {
+ public:
+  explicit Ticker(std::function<void()> tick)
+      : thread_([this, tick = std::move(tick)] {
+          std::unique_lock lock(mu_);
+          do tick();
+          while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; }));
+        }) {}
+  ~Ticker() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 json baseline_summary(const Verdict& v, bool fake) {
   json j = {{"outcome", outcome_name(v.outcome)}, {"reason", v.reason}, {"message", v.message},
             {"fake_evaluator", fake}};
@@ -161,6 +190,11 @@ struct State {
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
   SteadyClock::time_point t0 = SteadyClock::now();
+  // What the status line shows: the phase, and the search's start for its ETA.
+  Progress::Phase phase = Progress::Phase::kSearch;
+  std::string phase_detail;
+  std::optional<SteadyClock::time_point> search_t0;
+  int search_seq0 = 0;
   std::string stop;       // why no new proposal starts
   bool hard_stop = false;  // in-flight proposals are discarded, not evaluated
 };
@@ -193,7 +227,14 @@ class EvolutionRun {
     p.elapsed_s = since(s_.t0);
     // The evaluators' occupancy: busy slot-seconds over the slots' wall time.
     p.gpu_busy = p.elapsed_s > 0 ? std::min(1.0, s_.gpu_s / (p.elapsed_s * pool_.slots())) : 0;
+    p.phase = s_.phase;
+    p.detail = s_.phase_detail;
+    if (s_.search_t0 && s_.seq > s_.search_seq0 && p.budget > s_.seq)
+      p.eta_s = since(*s_.search_t0) / (s_.seq - s_.search_seq0) * (p.budget - s_.seq);
     return p;
+  }
+  void show(const Progress& p) {
+    if (progress_) progress_(p);
   }
   void report(int in_flight) {
     if (progress_) progress_(progress(in_flight));
@@ -692,8 +733,12 @@ class EvolutionRun {
     std::stable_sort(rest.begin(), rest.end(), [](auto* a, auto* b) { return a->speedup > b->speedup; });
     for (size_t i = 0; i < rest.size() && static_cast<int>(i) < s_.opts.strategy.verify_fallbacks; ++i)
       order.push_back(rest[i]);
-    for (const auto* r : order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      const store::CandidateRow* r = order[i];
       if (user_cancel_.cancelled()) return;
+      s_.phase = Progress::Phase::kHeldOut;
+      s_.phase_detail = fmt::format("candidate #{} ({:.3f}x), {} of up to {}", r->id, r->speedup, i + 1, order.size());
+      report(0);
       auto file = work_dir_ / fmt::format("verify{}.cu", r->id);
       if (!write_file_atomic(file, r->source)) continue;
       EvalOptions o = s_.opts.eval;
@@ -903,7 +948,18 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     base = json::parse(s.row.baseline_json, nullptr, false);
   } else {
     auto t = SteadyClock::now();
-    auto b = baseline_of(task_, evaluator_, opts, *pool, s, r);
+    s.phase = Progress::Phase::kBaseline;
+    s.phase_detail = "checking it against its reference and timing it";
+    Result<BaselineStep> b = fail("not run");
+    {
+      // The check takes seconds to a minute: show it going. The ticker shows a copy of the
+      // figures, advancing only its clock, so it reads nothing the check writes.
+      Ticker ticker([&r, snap = r.progress(0), t0 = s.t0]() mutable {
+        snap.elapsed_s = since(t0);
+        r.show(snap);
+      });
+      b = baseline_of(task_, evaluator_, opts, *pool, s, r);
+    }
     if (!b) return b.unexpected();
     out.baseline_s = since(t);
     base = std::move(b->summary);
@@ -918,6 +974,10 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   if (!s.ctx.baseline_code.empty()) s.seen.emplace(evaluator_.fingerprint(s.ctx.baseline_code), 0);
   KEVO_TRY(db_.update_run(s.row));
   KEVO_TRY(r.replay());
+  s.phase = Progress::Phase::kSearch;
+  s.phase_detail.clear();
+  s.search_t0 = SteadyClock::now();
+  s.search_seq0 = s.seq;
   r.emit(resumed ? "run_resumed" : "run_started",
          {{"task", task_.name}, {"strategy", s.row.strategy}, {"completed", s.seq},
           {"budget", opts.budgets.max_candidates}, {"baseline", base}});

@@ -9,15 +9,27 @@
 
 namespace kevo::evolve {
 
+namespace {
+std::string minutes(double s) {
+  const int secs = static_cast<int>(s);
+  return fmt::format("{}m{:02d}s", secs / 60, secs % 60);
+}
+}  // namespace
+
 std::string Progress::status_line() const {
+  if (phase == Phase::kBaseline)
+    return fmt::format("run {}  baseline: {}  {}", run_id, detail.empty() ? "checking" : detail, minutes(elapsed_s));
+  if (phase == Phase::kHeldOut)
+    return fmt::format("run {}  {}/{} done  held-out re-verification: {}  {}", run_id, done, budget, detail,
+                       minutes(elapsed_s));
   int pct = done ? static_cast<int>(100.0 * valid / done + 0.5) : 0;
   std::string tok = tokens >= 1000000 ? fmt::format("{:.1f}M", tokens / 1e6)
                     : tokens >= 1000  ? fmt::format("{}k", tokens / 1000)
                                       : fmt::format("{}", tokens);
-  int secs = static_cast<int>(elapsed_s);
-  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  evaluators busy {}%  {} in flight  {}m{:02d}s",
+  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  evaluators busy {}%  {} in flight  {}{}",
                      run_id, done, budget, pct, best_speedup > 0 ? fmt::format("{:.2f}x", best_speedup) : "-",
-                     tok, cost_usd, static_cast<int>(gpu_busy * 100 + 0.5), in_flight, secs / 60, secs % 60);
+                     tok, cost_usd, static_cast<int>(gpu_busy * 100 + 0.5), in_flight, minutes(elapsed_s),
+                     eta_s >= 0 ? "  ETA " + minutes(eta_s) : "");
 }
 
 Result<std::unique_ptr<JsonlEventSink>> JsonlEventSink::open(const std::filesystem::path& path) {

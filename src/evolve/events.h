@@ -24,7 +24,13 @@ struct Progress {
   // utilization (NVML), which counts only the time kernels run.
   double gpu_busy = 0;
   double elapsed_s = 0;
-  // "run 3  12/45 done  valid 58%  best 1.84x  tokens 210k  $0.42  gpu 71%  2 in flight  3m10s"
+  // Where the run is: checking its baseline, searching, or re-verifying on held-out shapes; the
+  // detail names what (e.g. "candidate #12, 1 of up to 3").
+  enum class Phase { kBaseline, kSearch, kHeldOut } phase = Phase::kSearch;
+  std::string detail;
+  double eta_s = -1;  // the search's time left at its pace so far (-1: not known yet)
+  // "run 3  12/45 done  valid 58%  best 1.84x  tokens 210k  $0.42  evaluators busy 71%  2 in flight
+  //  3m10s  ETA 4m05s"; in the other phases "run 3  baseline: checking against its reference  0m12s".
   std::string status_line() const;
 };
 

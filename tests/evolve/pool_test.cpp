@@ -273,3 +273,31 @@ TEST(EvalQueue, AResumedCoordinatorClosesWhatTheLastOneLeftQueued) {
   ASSERT_TRUE(jobs && jobs->size() == 1u);
   EXPECT_EQ(jobs->front().seq, 3);
 }
+
+// Progress a person can read (issue 16): the status line names the step, the search has an ETA.
+TEST(Progress, TheStatusLineNamesTheStepAndTheSearchItsEta) {
+  Progress p;
+  p.run_id = 3;
+  p.phase = Progress::Phase::kBaseline;
+  p.detail = "checking it against its reference and timing it";
+  p.elapsed_s = 12;
+  EXPECT_EQ(p.status_line(), "run 3  baseline: checking it against its reference and timing it  0m12s");
+  p.phase = Progress::Phase::kSearch;
+  p.done = 5, p.budget = 20, p.eta_s = 65;
+  EXPECT_NE(p.status_line().find("5/20 done"), std::string::npos) << p.status_line();
+  EXPECT_NE(p.status_line().find("ETA 1m05s"), std::string::npos) << p.status_line();
+  p.phase = Progress::Phase::kHeldOut;
+  p.detail = "candidate #12 (1.500x), 1 of up to 3";
+  EXPECT_NE(p.status_line().find("held-out re-verification: candidate #12"), std::string::npos);
+  Harness h(improving_kernels());
+  std::vector<Progress> seen;
+  h.progress = [&](const Progress& q) { seen.push_back(q); };
+  auto out = h.run(h.options("evoengineer-full", 4));
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().phase, Progress::Phase::kBaseline);
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](const Progress& q) {
+    return q.phase == Progress::Phase::kSearch && q.done > 0 && q.eta_s >= 0;
+  }));
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](const Progress& q) { return q.phase == Progress::Phase::kHeldOut; }));
+}

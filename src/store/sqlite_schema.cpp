@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   UNIQUE (run_id, seq));
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, bytes BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id, seq);
+CREATE INDEX IF NOT EXISTS candidates_outcome ON candidates(run_id, outcome);
 CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id);
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
 CREATE INDEX IF NOT EXISTS run_resumes_run ON run_resumes(run_id);

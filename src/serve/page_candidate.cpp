@@ -6,6 +6,7 @@
 #include "report/charts.h"
 #include "serve/html_parts.h"
 #include "serve/pages.h"
+#include "util/json_fields.h"
 
 namespace kevo::serve {
 
@@ -125,6 +126,10 @@ std::string candidate_page(const RunData& d, const CandidateDoc& doc) {
   const auto& c = doc.row;
   const json j = doc.to_json();
   std::string s = fmt::format("<h1>candidate #{} &middot; run {} &middot; {}</h1>\n", c.id, d.run.id, esc(d.run.task));
+  // A fake run's verdicts say nothing about a kernel: said on every page that shows one.
+  if (field_or(json::parse(d.run.config_json, nullptr, false), "fake_evaluator", false))
+    s += "<p class=fake>FAKE GPU: this verdict came from the marker evaluator (<code>// fake:</code> comments), not "
+         "from running the kernel. It proves nothing about it.</p>\n";
   s += meta_section(doc) + verdict_section(j) + timing_section(j) + source_section(doc);
   return layout({fmt::format("candidate #{} (run {})", c.id, d.run.id), "candidate", d.run.id, d.version,
                  fmt::format(R"( &rsaquo; <a href="/runs/{0}">run {0}</a> &rsaquo; candidate #{1})", d.run.id, c.id)},

@@ -380,12 +380,9 @@ Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
   return l;
 }
 
-// The candidate against the baseline on the main config, each in its own process
-// (check/timing.h). Without a baseline the candidate is timed alone and its last timed output
-// checked by the oracle.
 // The speed-of-light floor of the timed config: a median below what the device can do is skipped
 // work, whatever the clocks said.
-void sol_check(EvalSession& s, const Config& c) {
+static void sol_check(EvalSession& s, const Config& c) {
   Timing& t = *s.v.timing;
   auto dev = device_ceilings(false, s.hello.value("uuid", ""));
   if (!dev) {
@@ -403,6 +400,9 @@ void sol_check(EvalSession& s, const Config& c) {
                         c.name, t.candidate.median, s.task.name, t.floor.impossible_ms));
 }
 
+// The candidate against the baseline on the main config, each in its own process
+// (check/timing.h). Without a baseline the candidate is timed alone and its last timed output
+// checked by the oracle.
 void timing_phase(EvalSession& s) {
   s.next_phase("timing");
   quiet_gpu();

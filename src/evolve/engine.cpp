@@ -471,7 +471,7 @@ class EvolutionRun {
     r.file = file;
     r.source = source;
     r.opts = std::move(o);
-    auto d = pool_.run_one(std::move(r));
+    auto d = pool_.run_one(std::move(r), &user_cancel_);
     if (!d) return d.unexpected();
     s_.gpu_s += d->busy_s;
     return std::move(d->verdict);
@@ -522,37 +522,37 @@ class EvolutionRun {
     const std::string fp = ev_.fingerprint(p.source);
     if (auto dup = s_.seen.find(fp); dup != s_.seen.end()) {
       // The same program (comments and whitespace aside) as one already judged: no GPU time.
-      c.source = p.source;
-      c.outcome = "duplicate";
-      c.reason = "duplicate";
-      c.message = dup->second == 0
-                      ? std::string("the same code as the baseline (comments and whitespace ignored); not evaluated")
-                      : fmt::format("the same code as candidate #{} (comments and whitespace ignored); not evaluated again",
-                                    dup->second);
-      c.features_json = "{}";
-      c.flags_json = "[]";
       emit("duplicate", {{"of", dup->second}});
-      return store_proposal(std::move(c), p, "", "");
+      return store_proposal(duplicate_row(p.source, dup->second == 0
+                                                      ? std::string("the same code as the baseline")
+                                                      : fmt::format("the same code as candidate #{}", dup->second)),
+                            p, "", "");
     }
-    if (s_.evaluating.count(fp)) {  // the same program is being evaluated now
-      c.source = p.source;
-      c.outcome = "duplicate";
-      c.reason = "duplicate";
-      c.message = "the same code as a candidate being evaluated now (comments and whitespace ignored); not evaluated again";
-      c.features_json = "{}";
-      c.flags_json = "[]";
+    if (s_.evaluating.count(fp)) {
       emit("duplicate", {{"of", -1}});
-      return store_proposal(std::move(c), p, "", "");
+      return store_proposal(duplicate_row(p.source, "the same code as a candidate being evaluated now"), p, "", "");
     }
     EvalRequest r;
     r.ticket = s_.next_ticket++;
     r.file = p.file;
     r.source = p.source;
     r.opts = search_options();
+    const int64_t ticket = r.ticket;
     KEVO_TRY(pool_.submit(std::move(r)));
     s_.evaluating.insert(fp);
-    pending_.emplace(s_.next_ticket - 1, Pending{std::move(p), fp, SteadyClock::now()});
+    pending_.emplace(ticket, Pending{std::move(p), fp});
     return {};
+  }
+
+  static store::CandidateRow duplicate_row(const std::string& source, const std::string& same_as) {
+    store::CandidateRow c;
+    c.source = source;
+    c.outcome = "duplicate";
+    c.reason = "duplicate";
+    c.message = same_as + " (comments and whitespace ignored); not evaluated again";
+    c.features_json = "{}";
+    c.flags_json = "[]";
+    return c;
   }
 
   // A finished evaluation: its candidate recorded, repairs queued, the infrastructure watched.
@@ -601,6 +601,16 @@ class EvolutionRun {
     return {};
   }
 
+  // A run stopping at once leaves its queued evaluations (pool_.can_leave_pending()): their LLM
+  // calls are recorded, no candidate is, and a resumed run starts from what was recorded.
+  Status leave_pending() {
+    for (auto& [ticket, pe] : pending_) KEVO_TRY(db_.add_llm_call(call_row(pe.proposal, "discarded: run stopping")));
+    emit("left_in_queue", {{"evaluations", pending_.size()}});
+    pending_.clear();
+    s_.evaluating.clear();
+    return {};
+  }
+
   bool slot_free() const { return static_cast<int>(pending_.size()) < pool_.slots(); }
 
   // Starts proposals while a slot is free (so with one slot each result is recorded before the
@@ -641,6 +651,7 @@ class EvolutionRun {
     auto in_flight = [&] { return static_cast<int>(inflight.size() + pending_.size()); };
     while (true) {
       refill(inflight);
+      if (s_.hard_stop && !pending_.empty() && pool_.can_leave_pending()) KEVO_TRY(leave_pending());
       if (inflight.empty() && pending_.empty()) break;
       auto done = pool_.next(std::chrono::milliseconds(0));
       if (!done) return done.unexpected();
@@ -707,6 +718,10 @@ class EvolutionRun {
       auto file = work_dir_ / fmt::format("tune{}.cu", s_.seq + 1);
       KEVO_TRY(write_file_atomic(file, todo[i].source));
       auto v = evaluate_now(file, todo[i].source, search_options());
+      if (!v && user_cancel_.cancelled()) {
+        stop_with("interrupted", true);
+        break;
+      }
       if (!v) return v.unexpected();
       store::CandidateRow c = row_from_verdict(*v, todo[i].source);
       c.op = to_string(Op::kTune);
@@ -801,7 +816,6 @@ class EvolutionRun {
   struct Pending {
     Proposal proposal;
     std::string fingerprint;
-    SteadyClock::time_point submitted;
   };
   std::map<int64_t, Pending> pending_;  // evaluations in the pool, by ticket
 };
@@ -815,7 +829,7 @@ struct BaselineStep {
 // The baseline checked and timed, or its record from an earlier run with the same task, GPUs,
 // toolkit and kevo (baseline_record.h), which is said and stored as such.
 Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluator_, const EngineOptions& opts,
-                                 EvalPool& pool, State& s, EvolutionRun& r) {
+                                 EvalPool& pool, State& s, EvolutionRun& r, const llm::CancelToken& cancel) {
   std::optional<BaselineKey> key;
   if (opts.reuse_baseline && !evaluator_.is_fake()) {
     auto k = baseline_key(task_, evaluator_.cuda_version());
@@ -837,10 +851,13 @@ Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluato
   req.ticket = s.next_ticket++;
   req.kind = EvalKind::kBaseline;
   req.opts = o;
-  auto done = pool.run_one(std::move(req));
+  auto done = pool.run_one(std::move(req), &cancel);
   if (!done) return done.unexpected();
   s.gpu_s += done->busy_s;
   const Verdict& bv = done->verdict;
+  // The pool's evaluators (other GPUs, other hosts) learned the architecture, not this one, which
+  // compiles proposals ahead (warm): tell it.
+  if (bv.compile) evaluator_.remember_arch(bv.compile->arch_used);
   json summary = baseline_summary(bv, evaluator_.is_fake());
   if (key && bv.outcome == Outcome::Pass)
     if (auto st = save_baseline_record(*key, summary, baseline_record_dir()); !st)
@@ -958,8 +975,9 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
         snap.elapsed_s = since(t0);
         r.show(snap);
       });
-      b = baseline_of(task_, evaluator_, opts, *pool, s, r);
+      b = baseline_of(task_, evaluator_, opts, *pool, s, r, cancel_);
     }
+    if (!b && cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, "interrupted");
     if (!b) return b.unexpected();
     out.baseline_s = since(t);
     base = std::move(b->summary);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "evolve/candidate_evaluator.h"
+#include "llm/cancel.h"
 #include "store/run_db.h"
 
 namespace kevo::evolve {
@@ -50,11 +51,16 @@ class EvalPool {
   virtual Status submit(EvalRequest r) = 0;
   // The next finished evaluation, waiting up to `wait`; nullopt when none finished by then.
   virtual Result<std::optional<EvalDone>> next(std::chrono::milliseconds wait) = 0;
+  // Whether evaluations in flight may be left behind when a run stops at once (Ctrl-C): a queue's
+  // jobs can (the pool closes them, and no worker spends a GPU on them), a local GPU's cannot
+  // (its runners belong to this process; they finish first).
+  virtual bool can_leave_pending() const { return false; }
   // The run the evaluations belong to (a queue's jobs are the run's); called before any submit.
   virtual Status set_run(int64_t /*run_id*/) { return {}; }
   // A blocking evaluation outside the pipeline (the baseline at the start, held-out
-  // re-verification at the end): submitted and waited for.
-  Result<EvalDone> run_one(EvalRequest r);
+  // re-verification at the end): submitted and waited for. `cancel` (Ctrl-C) ends the wait with an
+  // error where the pool can leave the evaluation behind (can_leave_pending).
+  Result<EvalDone> run_one(EvalRequest r, const llm::CancelToken* cancel = nullptr);
 };
 
 // One evaluator per slot, slot i on GPU gpus[i] (EvalOptions::gpu; "" = the default device).

@@ -106,10 +106,11 @@ bool valid_gpu_name(const std::string& g) {
 
 }  // namespace
 
-Result<EvalDone> EvalPool::run_one(EvalRequest r) {
+Result<EvalDone> EvalPool::run_one(EvalRequest r, const llm::CancelToken* cancel) {
   const int64_t ticket = r.ticket;
   KEVO_TRY(submit(std::move(r)));
   while (true) {
+    if (cancel && cancel->cancelled() && can_leave_pending()) return fail("interrupted before its result came");
     auto d = next(std::chrono::milliseconds(200));
     if (!d) return d.unexpected();
     if (*d && (*d)->ticket == ticket) return std::move(**d);

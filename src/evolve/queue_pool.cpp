@@ -29,7 +29,12 @@ class QueuePool final : public EvalPool {
   ~QueuePool() override {
     stop_.cancel();
     for (auto& t : threads_) t.join();
+    // Jobs nobody will read (the run stopped with them in flight) are closed, best effort.
+    for (const auto& [id, ticket] : jobs_)
+      (void)db_.complete(id, "coordinator", R"({"superseded":"the run stopped before its result"})");
   }
+
+  bool can_leave_pending() const override { return true; }
 
   int slots() const override { return std::max(1, o_.slots); }
 

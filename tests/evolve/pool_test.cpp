@@ -301,3 +301,67 @@ TEST(Progress, TheStatusLineNamesTheStepAndTheSearchItsEta) {
   }));
   EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](const Progress& q) { return q.phase == Progress::Phase::kHeldOut; }));
 }
+
+// Ctrl-C while evaluations wait in the queue and no worker runs: the run stops at once (it does
+// not wait for results nobody will produce), records the LLM calls it paid for, and closes the jobs
+// so no worker spends a GPU on them later.
+TEST(EvalQueue, CtrlCLeavesQueuedEvaluationsAndClosesThem) {
+  Harness h(improving_kernels());
+  QueuePoolOptions qo;
+  qo.fake = true;
+  qo.slots = 4;
+  auto pool = make_queue_pool(*h.db, h.task, qo);
+  ASSERT_TRUE(pool);
+  // Only the baseline is answered (by hand, as a worker would); candidates wait forever.
+  std::atomic<bool> done{false};
+  std::thread baseline_worker([&] {
+    auto db = store::RunDb::open(h.dir / "runs.db");
+    ASSERT_TRUE(db);
+    while (!done) {
+      auto j = (*db)->claim("w", 30, 3);
+      if (j && *j && (**j).payload_json.find("\"kind\":\"baseline\"") != std::string::npos) {
+        JobResult r;
+        r.verdict = MarkerEvaluator().evaluate_baseline(h.task, EvalOptions{});
+        ASSERT_TRUE((*db)->complete((**j).id, "w", r.to_json().dump()));
+      } else if (j && *j) {
+        ASSERT_TRUE((*db)->release((**j).id, "w"));
+        h.cancel.cancel();  // a candidate is queued: the user presses Ctrl-C
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  Engine e(h.task, h.evaluator, *h.db, h.client.get(), nullptr, h.cancel);
+  e.set_pool(pool->get());
+  auto out = e.start(h.options("evoengineer-full", 8, 4));
+  done = true;
+  baseline_worker.join();
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->status, store::RunStatus::kInterrupted);
+  auto calls = h.db->totals(out->run_id);
+  ASSERT_TRUE(calls);
+  EXPECT_GE(calls->llm_calls, 1);  // paid for, so recorded
+  pool->reset();                   // what `kevo evolve` does on its way out
+  auto jobs = h.db->jobs(out->run_id);
+  ASSERT_TRUE(jobs);
+  for (const auto& j : *jobs) EXPECT_EQ(j.state, store::JobState::kDone) << j.id << " " << j.result_json;
+}
+
+// Ctrl-C while the baseline's job waits for a worker that never comes: the run ends interrupted.
+TEST(EvalQueue, CtrlCWhileTheBaselineWaitsForAWorker) {
+  Harness h(improving_kernels());
+  QueuePoolOptions qo;
+  qo.fake = true;
+  auto pool = make_queue_pool(*h.db, h.task, qo);
+  ASSERT_TRUE(pool);
+  std::thread user([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    h.cancel.cancel();
+  });
+  Engine e(h.task, h.evaluator, *h.db, h.client.get(), nullptr, h.cancel);
+  e.set_pool(pool->get());
+  auto out = e.start(h.options("evoengineer-full", 4));
+  user.join();
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->status, store::RunStatus::kInterrupted);
+  EXPECT_EQ(out->candidates, 0);
+}

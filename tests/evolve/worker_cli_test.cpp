@@ -131,3 +131,36 @@ TEST(WorkerCli, PostgresQueueSurvivesAWorkerKilledMidLease) {
   });
   kill_one_worker_mid_lease(*url, h);
 }
+
+// Bad input to `kevo worker` is one clear line and exit 2, before any thread starts.
+TEST(WorkerCli, BadArgumentsAreNamed) {
+  if (!fs::exists(kKevoBin)) GTEST_SKIP() << "no kevo binary at " << kKevoBin;
+  auto home = kevo::test::temp_dir_until_exit("kevo-worker-args");
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {kKevoBin.string(), "worker"});
+    auto r = run_process({.argv = args, .env_add = {{"HOME", home.string()}, {"KEVO_DB", ""}},
+                          .timeout = std::chrono::seconds(60)});
+    EXPECT_TRUE(r);
+    return r ? *r : RunResult{};
+  };
+  auto no_db = run({});
+  EXPECT_EQ(no_db.exit_code, 2);
+  EXPECT_NE(no_db.err.find("--db"), std::string::npos) << no_db.err;
+  auto bad_gpu = run({"--db", (home / "q.db").string(), "--gpus", "0,x"});
+  EXPECT_EQ(bad_gpu.exit_code, 2);
+  EXPECT_NE(bad_gpu.err.find("'x'"), std::string::npos) << bad_gpu.err;
+  // kevo evolve's side: a bad --gpus, and --gpus none without a queue that workers could serve.
+  Harness h(improving_kernels());
+  for (const auto& [gpus, says] : std::vector<std::pair<std::string, std::string>>{{"0,x", "'x'"}, {"none", "--queue"}}) {
+    auto r = run_process({.argv = {kKevoBin.string(), "evolve", h.task.dir.string(), "--fake-gpu", "--db",
+                                   (home / "e.db").string(), "--gpus", gpus, "--model", h.server.base_url() + "#m1"},
+                          .env_add = {{"HOME", home.string()}},
+                          .timeout = std::chrono::seconds(60)});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 2) << gpus << ": " << r->err;
+    EXPECT_NE(r->err.find(says), std::string::npos) << r->err;
+  }
+  auto no_server = run({"--db", "postgresql:///kevo?host=/nonexistent-dir&user=nobody", "--fake-gpu"});
+  EXPECT_EQ(no_server.exit_code, 2);
+  EXPECT_NE(no_server.err.find("kevo worker:"), std::string::npos) << no_server.err;
+}

@@ -6,32 +6,89 @@
 #include <cmath>
 #include <map>
 
+#include "time/stats.h"
+
 namespace kevo {
-Slope fit_slope(const std::vector<BatchWall>& walls) {
-  std::map<int, int> sizes;
-  for (const auto& w : walls) ++sizes[w.calls];
+namespace {
+
+struct Point {
+  double x, y;
+};
+
+// Ordinary least squares of y on x, with ~95% half-widths (two standard errors) of slope and intercept.
+Slope least_squares(const std::vector<Point>& p) {
   Slope s;
-  s.batches = static_cast<int>(walls.size());
-  if (sizes.size() < 2) return s;
-  for (const auto& [n, count] : sizes)
-    if (count < 2 || n <= 0) return s;
-  // Least squares of wall on calls: every batch counts (with few batches per size, medians' order
-  // statistics would span the whole range). The slope's standard error gives the interval.
+  const double m = static_cast<double>(p.size());
   double mx = 0, my = 0;
-  for (const auto& w : walls) mx += w.calls, my += w.wall_ms;
-  const double m = static_cast<double>(walls.size());
+  for (const auto& q : p) mx += q.x, my += q.y;
   mx /= m;
   my /= m;
   double sxx = 0, sxy = 0;
-  for (const auto& w : walls) sxx += (w.calls - mx) * (w.calls - mx), sxy += (w.calls - mx) * (w.wall_ms - my);
+  for (const auto& q : p) sxx += (q.x - mx) * (q.x - mx), sxy += (q.x - mx) * (q.y - my);
   s.per_call_ms = sxy / sxx;
+  s.fixed_ms = my - s.per_call_ms * mx;
   double rss = 0;
-  for (const auto& w : walls) {
-    double r = w.wall_ms - (my + s.per_call_ms * (w.calls - mx));
+  for (const auto& q : p) {
+    double r = q.y - (s.fixed_ms + s.per_call_ms * q.x);
     rss += r * r;
   }
-  s.ci_ms = 2.0 * std::sqrt(rss / std::max(1.0, m - 2) / sxx);  // ~95%: two standard errors
+  const double var = rss / std::max(1.0, m - 2);
+  s.ci_ms = 2.0 * std::sqrt(var / sxx);
+  s.fixed_ci_ms = 2.0 * std::sqrt(var * (1.0 / m + mx * mx / sxx));
+  s.batches = static_cast<int>(p.size());
   s.ok = true;
+  return s;
+}
+
+bool two_sizes_two_each(const std::vector<Point>& p) {
+  std::map<double, int> sizes;
+  for (const auto& q : p) ++sizes[q.x];
+  if (sizes.size() < 2) return false;
+  for (const auto& [n, count] : sizes)
+    if (count < 2 || n <= 0) return false;
+  return true;
+}
+
+// The batches far above the line: residual beyond the median by more than five robust standard
+// deviations (1.4826 MAD), the worst first, at most kMaxDroppedShare of them. Only high ones: host
+// delays add time, nothing makes a batch faster than its work.
+std::vector<size_t> far_above(const std::vector<Point>& p, const Slope& s) {
+  std::vector<double> r;
+  for (const auto& q : p) r.push_back(q.y - (s.fixed_ms + s.per_call_ms * q.x));
+  const double med = median(r);
+  std::vector<double> dev;
+  for (double x : r) dev.push_back(std::abs(x - med));
+  const double limit = med + 5 * 1.4826 * median(dev);
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i] > limit) idx.push_back(i);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+  idx.resize(std::min(idx.size(), static_cast<size_t>(kMaxDroppedShare * static_cast<double>(p.size()))));
+  return idx;
+}
+
+}  // namespace
+
+Slope fit_slope(const std::vector<BatchWall>& walls) {
+  std::vector<Point> p;
+  int min_calls = 0;
+  for (const auto& w : walls) {
+    p.push_back({static_cast<double>(w.calls), w.wall_ms - w.events_ms});
+    min_calls = min_calls == 0 ? w.calls : std::min(min_calls, w.calls);
+  }
+  if (!two_sizes_two_each(p)) return Slope{.batches = static_cast<int>(walls.size())};
+  Slope s = least_squares(p);
+  const std::vector<size_t> drop = far_above(p, s);
+  if (!drop.empty()) {
+    std::vector<Point> kept;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (std::find(drop.begin(), drop.end(), i) == drop.end()) kept.push_back(p[i]);
+    if (two_sizes_two_each(kept)) {
+      s = least_squares(kept);
+      s.dropped = static_cast<int>(drop.size());
+    }
+  }
+  s.min_calls = min_calls;
   return s;
 }
 
@@ -48,11 +105,16 @@ const char* outside_verdict_name(OutsideVerdict v) {
 OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const Slope& around, double tolerance) {
   OutsideCheck c;
   c.events_ms = events_mean_ms;
-  if (!candidate.ok || !around.ok) {
+  if (!candidate.ok || !around.ok || candidate.min_calls <= 0) {
     c.detail = "the outside clock had too few batches to measure";
     return c;
   }
-  c.outside_ms = candidate.per_call_ms - around.per_call_ms;
+  // A candidate's fixed cost above the trusted one, beyond both intervals, may be small batches
+  // stretched to flatten the slope: it hides at most that much per call of the smaller batch.
+  c.fixed_excess_ms = std::max(0.0, candidate.fixed_ms - around.fixed_ms -
+                                        std::hypot(candidate.fixed_ci_ms, around.fixed_ci_ms));
+  const double hidden = candidate.per_call_ms - around.per_call_ms + c.fixed_excess_ms / candidate.min_calls;
+  c.outside_ms = events_mean_ms + hidden;
   c.ci_ms = std::hypot(candidate.ci_ms, around.ci_ms);
   // The tolerance, widened by the outside figure's own uncertainty: a noisy host must not turn an
   // honest kernel into a forger (what a forger can hide in is reported with the figure). But noise
@@ -61,15 +123,21 @@ OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const 
   const double within = tolerance * std::max(c.outside_ms, 0.0);
   c.allowed_ms = std::max(within, 2 * c.ci_ms);
   const bool too_noisy = 2 * c.ci_ms > std::max(kNoisyShare * c.outside_ms, kNoisyFloorMs);
-  if (events_mean_ms < c.outside_ms - c.allowed_ms)
+  if (hidden > c.allowed_ms)
     c.verdict = OutsideVerdict::Forged;
-  else if (too_noisy && events_mean_ms < c.outside_ms - within)
+  else if (too_noisy && hidden > within)
     c.verdict = OutsideVerdict::Inconclusive;
   else
     c.verdict = OutsideVerdict::Agree;
   c.detail = fmt::format("in-process events {:.4f} ms per call, the checker's clock {:.4f} ms (+-{:.4f}); "
                          "allowed shortfall {:.4f} ms",
                          events_mean_ms, c.outside_ms, c.ci_ms, c.allowed_ms);
+  if (c.fixed_excess_ms > 0)
+    c.detail += fmt::format("; the candidate's fixed cost per batch {:.4f} ms above the trusted runner's, "
+                            "counted as hidden over its {}-call batches",
+                            c.fixed_excess_ms, candidate.min_calls);
+  if (candidate.dropped > 0) c.detail += fmt::format("; {} of {} batches dropped as far above the line",
+                                                     candidate.dropped, candidate.batches + candidate.dropped);
   return c;
 }
 

@@ -1,11 +1,16 @@
 // The checker's own clock on a runner's timed work. A runner that loaded a candidate can forge
 // anything it reports, its CUDA event times included; what it cannot forge is how long the checker
 // waits for its reply. Batches of n calls (n alternating between k and 2k, each batch ending in a
-// device-wide synchronize) are timed from request to reply: the per-call cost is the slope of wall
-// time on calls (least squares), in which the fixed costs (the pipe, the synchronize) cancel. The work around
-// each call (input draw, poison, L2 flush, output sums) is measured the same way in the
-// baseline's runner, which no candidate entered, and subtracted. An in-process figure is believed
-// only when it is not below that outside figure by more than the tolerance.
+// device-wide synchronize) are timed from request to reply. What the events do not explain, the
+// gap (wall - the batch's event times), is fitted on calls (least squares): its per-call slope is
+// the work around each call plus whatever the events hide; its intercept the fixed costs (the pipe,
+// the synchronize). The same fit in the baseline's runner's series of the work around calls (no
+// candidate entered it) gives what honest work leaves outside the events; what the candidate's
+// gap exceeds it by is hidden. Fitting the gap, not the wall, cancels the host delays the events
+// see too (a preempted launch thread stretches both), which on a loaded host are most of the noise.
+// A batch size is known to the runner, so a forger could stretch its small batches to flatten the
+// slope; that raises the intercept by at least what the slope loses times k, so an intercept above
+// the trusted one (beyond its interval) counts as hidden work, per call of the smaller batch.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -26,18 +31,24 @@ constexpr double kNoisyFloorMs = 0.02;
 
 struct BatchWall {
   int calls = 0;
-  double wall_ms = 0;  // request sent -> reply read, on the checker's steady clock
+  double wall_ms = 0;    // request sent -> reply read, on the checker's steady clock
+  double events_ms = 0;  // the batch's event times as its runner reported them (0: nothing timed)
 };
 
+// The gap's fit. A few batches far above the line (a context switch outside the events) are
+// dropped: at most kMaxDroppedShare of them, so a forger cannot have most of its batches ignored.
+constexpr double kMaxDroppedShare = 0.1;
 struct Slope {
   bool ok = false;
   double per_call_ms = 0;
   double ci_ms = 0;  // ~95% half-width (two standard errors of the least-squares slope)
-  int batches = 0;
+  double fixed_ms = 0, fixed_ci_ms = 0;  // the intercept and its ~95% half-width
+  int batches = 0, dropped = 0;
+  int min_calls = 0;  // the smaller batch size
 };
 
-// The least-squares slope of wall time on calls per batch; needs at least two sizes, two batches of
-// each; otherwise !ok.
+// The least-squares line of the gap (wall - events) on calls per batch; needs at least two sizes,
+// two batches of each (after dropping); otherwise !ok.
 Slope fit_slope(const std::vector<BatchWall>& walls);
 
 // Inconclusive: the events read below the outside figure by more than the tolerance, within its
@@ -49,13 +60,16 @@ const char* outside_verdict_name(OutsideVerdict v);
 struct OutsideCheck {
   OutsideVerdict verdict = OutsideVerdict::Unmeasured;
   double events_ms = 0;   // the candidate's own figure: mean event time per call
-  double outside_ms = 0;  // slope(candidate) - slope(work around the calls)
+  double outside_ms = 0;  // events_ms + the hidden time the checker's clock shows per call
   double ci_ms = 0;
   double allowed_ms = 0;  // how far below outside_ms events_ms may be
+  double fixed_excess_ms = 0;  // the candidate's intercept above the trusted one, beyond both intervals
   std::string detail;     // one line with the figures
 };
 
-// events_mean_ms: the candidate's mean per-call event time over the same batches.
+// events_mean_ms: the candidate's mean per-call event time over the same batches; candidate and
+// around: the gap fits of its series and of the trusted work-around series. outside_ms is
+// events_mean_ms plus what the gap shows hidden (per call).
 OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const Slope& around,
                            double tolerance = kOutsideTolerance);
 

@@ -56,12 +56,6 @@ double mean(const std::vector<double>& x) {
   return x.empty() ? 0 : std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
 }
 
-double median(std::vector<double> x) {
-  if (x.empty()) return 0;
-  std::nth_element(x.begin(), x.begin() + static_cast<long>(x.size() / 2), x.end());
-  return x[x.size() / 2];
-}
-
 class TimingRun {
  public:
   TimingRun(const TimingSetup& s, Verdict& v) : s_(s), v_(v) {}
@@ -126,7 +120,7 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
   q.flush_bytes = 2 * s_.l2_bytes + (8 << 20);
   q.sums_key = sums_key_;
   q.export_outputs = s.kind == SeriesKind::Candidate && s.outputs_ipc.empty();
-  q.state = s.kind == SeriesKind::Candidate;
+  q.state = true;  // every series pays for the state queries: their fixed costs must match
   json req = q;
   req["cmd"] = "time_batch";
   auto timeout = s_.call_timeout + std::chrono::milliseconds(static_cast<int64_t>(n * 2000));
@@ -157,7 +151,7 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
   }
   if (!rep.outputs_ipc.empty()) s.outputs_ipc = rep.outputs_ipc;
   if (record) {
-    s.walls.push_back({n, wall});
+    s.walls.push_back({n, wall, std::accumulate(rep.call_ms.begin(), rep.call_ms.end(), 0.0)});
     s.call_ms.insert(s.call_ms.end(), rep.call_ms.begin(), rep.call_ms.end());
     if (!rep.flush_ms.empty()) {
       (after_cand ? s.flush_after_cand_ms : s.other_flush_ms).push_back(rep.flush_ms.front());
@@ -244,9 +238,8 @@ bool TimingRun::stable() const {
   };
   for (const auto& s : series_)
     if (s.kind != SeriesKind::Around && rel(s.call_ms) > s_.target_rel_ci) return false;
-  Slope c = fit_slope(series_.front().walls), a = fit_slope(series_.back().walls);
-  double outside = c.per_call_ms - a.per_call_ms;
-  return c.ok && a.ok && outside > 0 && std::hypot(c.ci_ms, a.ci_ms) <= kOutsideTolerance / 2 * outside;
+  const OutsideCheck oc = outside_now();
+  return oc.verdict != OutsideVerdict::Unmeasured && oc.outside_ms > 0 && oc.ci_ms <= kOutsideTolerance / 2 * oc.outside_ms;
 }
 
 void TimingRun::run() {
@@ -377,10 +370,13 @@ void TimingRun::finish() {
   t.batch_calls = k_;
   t.rounds = static_cast<int>(cand.walls.size());
   t.around_ms = fit_slope(around.walls).per_call_ms;
+  t.walls_candidate = cand.walls;
+  t.walls_around = around.walls;
   if (s_.has_baseline) {
     const Series& base = series_[1];
     t.has_baseline = true;
     t.baseline = summarize(base.call_ms);
+    t.walls_baseline = base.walls;
     t.speedup = median_ratio(base.call_ms, cand.call_ms);
     t.outside_baseline = check_outside(mean(base.call_ms), fit_slope(base.walls), fit_slope(around.walls));
   }

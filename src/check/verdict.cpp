@@ -102,11 +102,21 @@ nlohmann::json Verdict::to_json() const {
                         {"max_wall_over_span", timing->max_wall_over_span}};
     auto outside_json = [](const OutsideCheck& o) {
       return nlohmann::json{{"verdict", outside_verdict_name(o.verdict)}, {"events_ms", o.events_ms},
-                            {"outside_ms", o.outside_ms}, {"ci_ms", o.ci_ms}, {"allowed_ms", o.allowed_ms}};
+                            {"outside_ms", o.outside_ms}, {"ci_ms", o.ci_ms}, {"allowed_ms", o.allowed_ms},
+                            {"fixed_excess_ms", o.fixed_excess_ms}, {"detail", o.detail}};
     };
     t["source"] = "cuda_events_confirmed_by_checker_clock";
+    auto walls_json = [](const std::vector<BatchWall>& w) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& b : w) a.push_back({b.calls, b.wall_ms, b.events_ms});
+      return a;
+    };
     t["outside_clock"] = {{"candidate", outside_json(timing->outside)}, {"around_ms", timing->around_ms},
-                          {"batch_calls", timing->batch_calls}, {"rounds", timing->rounds}};
+                          {"batch_calls", timing->batch_calls}, {"rounds", timing->rounds},
+                          {"batches", {{"columns", {"calls", "wall_ms", "events_ms"}},
+                                       {"candidate", walls_json(timing->walls_candidate)},
+                                       {"baseline", walls_json(timing->walls_baseline)},
+                                       {"around", walls_json(timing->walls_around)}}}};
     if (timing->has_baseline) {
       t["outside_clock"]["baseline"] = outside_json(timing->outside_baseline);
       t["baseline"] = summary_json(timing->baseline);

@@ -52,6 +52,8 @@ struct Timing {
   OutsideCheck outside, outside_baseline;
   double around_ms = 0;  // per call: input draw, poison, L2 flush, output sums (not in the events)
   int batch_calls = 0, rounds = 0;
+  // Every timed batch the checker's clock saw, per series, so a reader can refit the figures.
+  std::vector<BatchWall> walls_candidate, walls_baseline, walls_around;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed
   // on the same inputs after kevo's timing session (EvalOptions::torch_time).
   std::optional<interop::TimeResult> pytorch;

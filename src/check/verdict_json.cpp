@@ -50,6 +50,8 @@ OutsideCheck outside_from(const json& j) {
   o.outside_ms = f.get("outside_ms", 0.0);
   o.ci_ms = f.get("ci_ms", 0.0);
   o.allowed_ms = f.get("allowed_ms", 0.0);
+  o.fixed_excess_ms = f.get("fixed_excess_ms", 0.0);
+  o.detail = f.get("detail", std::string());
   return o;
 }
 
@@ -80,6 +82,20 @@ std::optional<interop::TimeResult> pytorch_from(const json& p) {
   return r;
 }
 
+// [[calls, wall_ms, events_ms], ...]; absent: none.
+Result<std::vector<BatchWall>> walls_from(const json& b, const char* series) {
+  std::vector<BatchWall> w;
+  if (!b.contains(series)) return w;
+  const json& a = b[series];
+  if (!a.is_array()) return fail("timing.outside_clock.batches.{}: not an array", series);
+  for (const auto& row : a) {
+    if (!row.is_array() || row.size() != 3 || !row[0].is_number_integer() || !row[1].is_number() || !row[2].is_number())
+      return fail("timing.outside_clock.batches.{}: each batch is [calls, wall_ms, events_ms]", series);
+    w.push_back({row[0].get<int>(), row[1].get<double>(), row[2].get<double>()});
+  }
+  return w;
+}
+
 Result<Timing> timing_from(const json& tj) {
   JsonFields f(tj, "timing");
   Timing t;
@@ -96,6 +112,15 @@ Result<Timing> timing_from(const json& tj) {
   t.around_ms = oc.get("around_ms", 0.0);
   t.batch_calls = oc.get("batch_calls", 0);
   t.rounds = oc.get("rounds", 0);
+  if (ocj.contains("batches") && ocj["batches"].is_object()) {
+    const json& b = ocj["batches"];
+    for (auto [name, dst] : {std::pair{"candidate", &t.walls_candidate}, std::pair{"baseline", &t.walls_baseline},
+                             std::pair{"around", &t.walls_around}}) {
+      auto w = walls_from(b, name);
+      if (!w) return w.unexpected();
+      *dst = std::move(*w);
+    }
+  }
   if (tj.contains("baseline")) {
     t.has_baseline = true;
     t.baseline = summary_from(f.object("baseline"));

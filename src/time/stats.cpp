@@ -24,6 +24,8 @@ double median_of(std::vector<double>& v) {
 }
 }  // namespace
 
+double median(std::vector<double> samples) { return samples.empty() ? 0 : median_of(samples); }
+
 Summary summarize(std::vector<double> s) {
   Summary r;
   r.n = s.size();

@@ -14,6 +14,9 @@ struct Summary {
 
 Summary summarize(std::vector<double> samples);
 
+// The median (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> samples);
+
 struct Ratio {
   double value = 0, lo = 0, hi = 0;  // ~95% bootstrap CI
 };

@@ -51,6 +51,16 @@ EvalOptions fake_candidate(const std::string& base, const std::string& behaviour
   return o;
 }
 
+// scale2's own baseline as the candidate: one seed, a short timing.
+EvalOptions scale2_baseline_once() {
+  EvalOptions o;
+  o.candidate = kDir / "scale2" / "baseline.cu";
+  o.seeds = 1;
+  o.seed = 1;
+  o.time_budget_s = 0.2;
+  return o;
+}
+
 class FakeRunner : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -181,11 +191,7 @@ TEST(FakeRunnerLatency, TwoRunnersPerEvalOnceTheDeviceIsKnown) {
   fs::path log = scratch() / "fake-runner-starts.txt";
   auto task = load_task(kDir / "scale2");
   ASSERT_TRUE(task);
-  EvalOptions o;
-  o.candidate = kDir / "scale2" / "baseline.cu";
-  o.seeds = 1;
-  o.seed = 1;
-  o.time_budget_s = 0.2;
+  EvalOptions o = scale2_baseline_once();
   Verdict first = evaluate(*task, o);  // measures the (fake) device's ceilings once
   ASSERT_EQ(first.outcome, Outcome::Pass) << first.to_text();
   fs::remove(log);
@@ -249,3 +255,23 @@ TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
   }
 }
 INSTANTIATE_TEST_SUITE_P(Checker, FakeSanitizer, testing::Values("clean", "errors"));
+
+// An evaluation on a GPU picked through CUDA_VISIBLE_DEVICES (a pool's GPU 1) gets that GPU's
+// ceilings, measured there, not the host's first GPU's; a runner that reports another GPU than
+// the one asked for is an error, not someone else's figures.
+TEST(FakeRunnerDevice, CeilingsComeFromTheGpuEvaluatedOn) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
+  setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-devices").c_str(), 1);
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task);
+  EvalOptions o = scale2_baseline_once();
+  o.gpu = "1";
+  Verdict v = evaluate(*task, o);
+  ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  ASSERT_TRUE(v.device.has_value()) << v.to_text();
+  EXPECT_EQ(v.device->uuid, "fake-uuid-1");
+  auto wrong = device_ceilings(true, "fake-uuid-1", "");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("reports GPU fake-uuid"), std::string::npos) << wrong.error().message;
+}

@@ -1,8 +1,10 @@
-// The outside clock's logic on synthetic figures: a slope from batches of k and 2k calls, and the
-// verdict on a candidate's in-process figure (agreeing, forged, noisy).
+// The outside clock's logic on synthetic batches: the gap (wall - events) fitted on calls, and the
+// verdict on a candidate's in-process figure (agreeing, forged, noisy, stretched small batches).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
+#include <sstream>
 
 #include "check/outside_clock.h"
 
@@ -10,25 +12,43 @@ using namespace kevo;
 
 namespace {
 
-// Batches of k and 2k calls: fixed cost + per-call cost, with Gaussian jitter.
-std::vector<BatchWall> walls(double per_call, double fixed, int k, int rounds, double jitter, unsigned seed = 1) {
-  std::mt19937 g(seed);
-  std::normal_distribution<double> n(0, jitter);
+// Batches of k and 2k calls of a series whose calls take `work` ms on the GPU, of which the events
+// report `reported` per call, plus `around` ms per call outside the events and `fixed` per batch.
+// `jitter`: Gaussian noise outside the events; `shared`: noise the events see too (a host delay
+// inside the timed window stretches both).
+struct Series {
+  double work = 0, reported = 0, around = 0.3, fixed = 1.0, jitter = 0.05, shared = 0;
+  int k = 10, rounds = 16;
+  unsigned seed = 1;
+};
+
+std::vector<BatchWall> walls(const Series& s) {
+  std::mt19937 g(s.seed);
+  std::normal_distribution<double> outside(0, s.jitter), inside(0, s.shared);
   std::vector<BatchWall> w;
-  for (int r = 0; r < rounds; ++r) {
-    int calls = r % 2 ? 2 * k : k;
-    w.push_back({calls, fixed + calls * per_call + n(g)});
+  for (int r = 0; r < s.rounds; ++r) {
+    const int calls = r % 2 ? 2 * s.k : s.k;
+    double in = 0;
+    for (int i = 0; i < calls; ++i) in += std::abs(inside(g));
+    w.push_back({calls, s.fixed + calls * (s.work + s.around) + in + outside(g), calls * s.reported + in});
   }
   return w;
+}
+
+// The trusted series of the work around calls: no kernel, nothing reported.
+Slope around(double jitter = 0.05, int rounds = 16, unsigned seed = 2) {
+  return fit_slope(walls({.jitter = jitter, .rounds = rounds, .seed = seed}));
 }
 
 }  // namespace
 
 TEST(OutsideClock, SlopeCancelsFixedCosts) {
-  Slope s = fit_slope(walls(2.0, 5.0, 10, 12, 0.0));
+  Slope s = fit_slope(walls({.work = 2.0, .around = 0, .fixed = 5.0, .jitter = 0, .rounds = 12}));
   ASSERT_TRUE(s.ok);
   EXPECT_NEAR(s.per_call_ms, 2.0, 1e-9);
+  EXPECT_NEAR(s.fixed_ms, 5.0, 1e-9);
   EXPECT_NEAR(s.ci_ms, 0.0, 1e-9);
+  EXPECT_EQ(s.min_calls, 10);
 }
 
 TEST(OutsideClock, NeedsTwoSizesAndTwoOfEach) {
@@ -39,51 +59,158 @@ TEST(OutsideClock, NeedsTwoSizesAndTwoOfEach) {
 }
 
 TEST(OutsideClock, HonestEventsAgree) {
-  // Candidate 2 ms per call plus 0.3 ms of work around it; events read 2.01 ms (their own overhead).
-  Slope cand = fit_slope(walls(2.3, 1.0, 10, 16, 0.05, 1)), around = fit_slope(walls(0.3, 1.0, 10, 16, 0.05, 2));
-  OutsideCheck c = check_outside(2.01, cand, around);
+  // 2 ms per call that the events report as 2.01 ms (their own overhead), 0.3 ms around each call.
+  Slope cand = fit_slope(walls({.work = 2.0, .reported = 2.01}));
+  OutsideCheck c = check_outside(2.01, cand, around());
   EXPECT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;
   EXPECT_NEAR(c.outside_ms, 2.0, 0.02);
+  EXPECT_EQ(c.fixed_excess_ms, 0.0) << c.detail;
 }
 
 TEST(OutsideClock, ForgedEventsAreCaught) {
   // The process reports 0.5 ms per call (a 4x "speedup") while the checker waits 2 ms per call.
-  Slope cand = fit_slope(walls(2.3, 1.0, 10, 16, 0.05, 3)), around = fit_slope(walls(0.3, 1.0, 10, 16, 0.05, 4));
-  OutsideCheck c = check_outside(0.5, cand, around);
+  auto forged = [](double reported) {
+    return check_outside(reported, fit_slope(walls({.work = 2.0, .reported = reported, .seed = 3})), around());
+  };
+  OutsideCheck c = forged(0.5);
   EXPECT_EQ(c.verdict, OutsideVerdict::Forged) << c.detail;
+  EXPECT_NEAR(c.outside_ms, 2.0, 0.02);
   // A 5% shave is caught too: the tolerance is 3%.
-  EXPECT_EQ(check_outside(0.95 * 2.0, cand, around).verdict, OutsideVerdict::Forged);
+  EXPECT_EQ(forged(0.95 * 2.0).verdict, OutsideVerdict::Forged);
   // Within the tolerance it is not (that is what a forger can still gain, and what the report states).
-  EXPECT_EQ(check_outside(0.985 * 2.0, cand, around).verdict, OutsideVerdict::Agree);
+  EXPECT_EQ(forged(0.985 * 2.0).verdict, OutsideVerdict::Agree);
+}
+
+TEST(OutsideClock, HostDelaysTheEventsSeeCancel) {
+  // A loaded host: the launch thread is preempted inside the timed window (up to ms per call). The
+  // wall alone would be too noisy to judge; the gap is not, and the forger is still caught.
+  Series honest{.work = 2.0, .reported = 2.0, .jitter = 0.05, .shared = 1.0, .seed = 4};
+  Slope cand = fit_slope(walls(honest));
+  OutsideCheck c = check_outside(2.0, cand, around());
+  EXPECT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;
+  EXPECT_LT(c.ci_ms, kOutsideTolerance * 2.0) << c.detail;
+  Series forger = honest;
+  forger.reported = 1.7;
+  EXPECT_EQ(check_outside(1.7, fit_slope(walls(forger)), around()).verdict, OutsideVerdict::Forged);
+}
+
+TEST(OutsideClock, AFewContextSwitchesAreDroppedNotMost) {
+  // Two batches of 32 hit by a 30 ms stall outside the events: dropped, the figure stands.
+  auto w = walls({.work = 2.0, .reported = 2.0, .rounds = 32, .seed = 5});
+  w[5].wall_ms += 30, w[12].wall_ms += 30;
+  Slope s = fit_slope(w);
+  EXPECT_EQ(s.dropped, 2);
+  EXPECT_EQ(check_outside(2.0, s, around()).verdict, OutsideVerdict::Agree);
+  // Work hidden in every large batch is no outlier: it is the figure, and it is caught.
+  auto h = walls({.work = 2.0, .reported = 2.0, .rounds = 32, .seed = 6});
+  for (auto& b : h)
+    if (b.calls == 20) b.wall_ms += 20 * 0.5;
+  Slope hs = fit_slope(h);
+  EXPECT_LE(hs.dropped, 3);
+  EXPECT_EQ(check_outside(2.0, hs, around()).verdict, OutsideVerdict::Forged);
+}
+
+TEST(OutsideClock, StretchedSmallBatchesCountAsHidden) {
+  // A forger that knows the batch size reports 1.0 ms of its 2.0 ms calls and sleeps 10 ms in its
+  // 10-call batches only: the slope of its gap is flat (as if nothing were hidden), its fixed cost
+  // 20 ms above the trusted runner's, and that excess over the 10-call batches is the hidden 1 ms.
+  auto w = walls({.work = 2.0, .reported = 1.0, .seed = 7});
+  for (auto& b : w)
+    if (b.calls == 10) b.wall_ms += 10;
+  Slope s = fit_slope(w);
+  ASSERT_NEAR(s.per_call_ms, 0.3, 0.05);  // the flattened slope: only the work around calls
+  OutsideCheck c = check_outside(1.0, s, around());
+  EXPECT_EQ(c.verdict, OutsideVerdict::Forged) << c.detail;
+  EXPECT_GT(c.fixed_excess_ms, 15.0) << c.detail;
+  EXPECT_GE(c.outside_ms, 2.0 - 0.1) << c.detail;
 }
 
 TEST(OutsideClock, NoiseWidensTheAllowanceInsteadOfAccusing) {
-  // A noisy host (jitter 2 ms on 20-40 ms batches): the outside figure's interval is wide, and an
-  // honest figure inside it is not called forged; the allowance says how much could hide there.
-  Slope cand = fit_slope(walls(2.3, 1.0, 10, 12, 2.0, 5)), around = fit_slope(walls(0.3, 1.0, 10, 12, 2.0, 6));
-  OutsideCheck c = check_outside(2.0, cand, around);
+  // A noisy host (2 ms of jitter outside the events on 20-40 ms batches): the outside figure's
+  // interval is wide, and an honest figure inside it is not called forged.
+  OutsideCheck c = check_outside(2.0, fit_slope(walls({.work = 2.0, .reported = 2.0, .jitter = 2.0, .rounds = 12, .seed = 5})),
+                                 around(2.0, 12, 6));
   EXPECT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;
   EXPECT_GT(c.allowed_ms, kOutsideTolerance * 2.0);
 }
 
 TEST(OutsideClock, AShortfallOnlyExtremeNoiseHidesIsInconclusiveNotBelieved) {
-  // A very noisy host (jitter 8 ms on 20-40 ms batches) and a process reporting a figure below the
-  // outside one by more than the 3% tolerance but inside twice the interval, which is beyond a
-  // quarter of the figure. Neither believed (Agree) nor accused (Forged); more batches decide.
-  Slope cand = fit_slope(walls(2.3, 1.0, 10, 12, 8.0, 5)), around = fit_slope(walls(0.3, 1.0, 10, 12, 8.0, 6));
-  const OutsideCheck m = check_outside(0, cand, around);
+  // A very noisy host (8 ms of jitter outside the events on 20-40 ms batches) and a process
+  // reporting a figure below the outside one by more than the 3% tolerance but inside twice the
+  // interval, which is beyond kNoisyShare of the figure. Neither believed nor accused.
+  auto check = [](double reported, int rounds, unsigned seed) {
+    return check_outside(reported, fit_slope(walls({.work = 2.0, .reported = reported, .jitter = 8.0, .rounds = rounds, .seed = seed})),
+                         around(8.0, rounds, seed + 1));
+  };
+  const OutsideCheck m = check(2.0, 12, 5);
   ASSERT_GT(2 * m.ci_ms, kNoisyShare * m.outside_ms) << m.detail;  // the precondition: extreme noise
-  const double shaved = m.outside_ms - (kOutsideTolerance * m.outside_ms + m.allowed_ms) / 2;
-  OutsideCheck c = check_outside(shaved, cand, around);
+  const double hidden = m.outside_ms - 2.0;
+  // Shave so that the hidden part lies between the tolerance and the allowance.
+  const double shave = (kOutsideTolerance * m.outside_ms + m.allowed_ms) / 2 - hidden;
+  ASSERT_GT(shave, 0) << m.detail;
+  OutsideCheck c = check(2.0 - shave, 12, 5);
   EXPECT_EQ(c.verdict, OutsideVerdict::Inconclusive) << c.detail;
-  // An honest figure, at the outside one, is believed however noisy the host.
-  EXPECT_EQ(check_outside(c.outside_ms, cand, around).verdict, OutsideVerdict::Agree);
-  // Many more batches: the same shortfall is caught, the honest figure still agrees.
-  Slope cand_long = fit_slope(walls(2.3, 1.0, 10, 600, 8.0, 7)), around_long = fit_slope(walls(0.3, 1.0, 10, 600, 8.0, 8));
-  EXPECT_EQ(check_outside(0.6 * 2.0, cand_long, around_long).verdict, OutsideVerdict::Forged);
-  EXPECT_EQ(check_outside(2.0, cand_long, around_long).verdict, OutsideVerdict::Agree);
+  // Many more batches: a 40% shortfall is caught, the honest figure agrees.
+  EXPECT_EQ(check(0.6 * 2.0, 600, 7).verdict, OutsideVerdict::Forged);
+  EXPECT_EQ(check(2.0, 600, 7).verdict, OutsideVerdict::Agree);
 }
 
 TEST(OutsideClock, UnmeasuredWithoutBatches) {
   EXPECT_EQ(check_outside(1.0, Slope{}, Slope{}).verdict, OutsideVerdict::Unmeasured);
+}
+
+namespace {
+
+// "calls:wall/events ..." as recorded.
+std::vector<BatchWall> parse(const std::string& s) {
+  std::vector<BatchWall> w;
+  std::istringstream in(s);
+  for (std::string t; in >> t;) {
+    BatchWall b;
+    std::sscanf(t.c_str(), "%d:%lf/%lf", &b.calls, &b.wall_ms, &b.events_ms);
+    w.push_back(b);
+  }
+  return w;
+}
+
+double events_per_call(const std::vector<BatchWall>& w) {
+  double e = 0;
+  int n = 0;
+  for (const auto& b : w) e += b.events_ms, n += b.calls;
+  return e / n;
+}
+
+// Batches recorded on an H100 (2026-11-25, EvolveE2E.Softmax, the "fast" candidate, batches of 7 and
+// 14 calls): the candidate's and the trusted work-around series, one batch of each hit by a stall.
+const char* kCandidate =
+    "7:21.858/8.601 14:42.886/17.214 7:21.663/8.603 14:42.379/17.210 7:21.695/8.607 14:45.406/17.206 "
+    "7:22.506/8.605 14:42.372/17.202 7:21.737/8.607 14:42.485/17.213 7:23.019/8.606 14:42.596/17.217 "
+    "7:21.635/8.607 14:42.411/17.216 7:21.583/8.605 14:42.414/17.211 7:21.911/8.601";
+const char* kAround =
+    "7:13.978/0.010 14:26.625/0.018 7:13.108/0.010 14:25.108/0.020 7:12.834/0.009 14:25.288/0.020 "
+    "7:12.945/0.009 14:24.987/0.020 7:13.063/0.011 14:25.062/0.020 7:12.787/0.010 14:25.189/0.022 "
+    "7:12.904/0.011 14:25.035/0.022 7:13.084/0.011 14:25.202/0.021 7:13.018/0.010";
+
+}  // namespace
+
+TEST(OutsideClock, RecordedH100BatchesAgreeAndTheirForgeriesDoNot) {
+  const auto cand = parse(kCandidate), around = parse(kAround);
+  ASSERT_EQ(cand.size(), 17u);
+  const double events = events_per_call(cand);  // ~1.229 ms
+  OutsideCheck honest = check_outside(events, fit_slope(cand), fit_slope(around));
+  EXPECT_EQ(honest.verdict, OutsideVerdict::Agree) << honest.detail;
+  // What 17 batches with a few stalls allow: twice the interval, ~11% of the figure here (the
+  // verdict states it). A forger gains at most that; beyond it, it is caught.
+  EXPECT_GT(honest.allowed_ms, kOutsideTolerance * events) << honest.detail;
+  EXPECT_LT(honest.allowed_ms, 0.15 * events) << honest.detail;
+  // The same batches with events reported 20% low: forged.
+  auto shaved = cand;
+  for (auto& b : shaved) b.events_ms *= 0.8;
+  EXPECT_EQ(check_outside(0.8 * events, fit_slope(shaved), fit_slope(around)).verdict, OutsideVerdict::Forged);
+  // Reported 20% low again, the 7-call batches stretched to flatten the slope back: still forged.
+  for (auto& b : shaved)
+    if (b.calls == 7) b.wall_ms += 7 * 0.2 * events;
+  OutsideCheck stretched = check_outside(0.8 * events, fit_slope(shaved), fit_slope(around));
+  EXPECT_EQ(stretched.verdict, OutsideVerdict::Forged) << stretched.detail;
+  EXPECT_GT(stretched.fixed_excess_ms, 0) << stretched.detail;
 }

@@ -39,6 +39,9 @@ Verdict full_verdict() {
   t.outside.verdict = OutsideVerdict::Agree, t.outside.outside_ms = 1.24, t.outside.allowed_ms = 0.04;
   t.outside_baseline.verdict = OutsideVerdict::Inconclusive;
   t.batch_calls = 16, t.rounds = 8, t.around_ms = 0.3;
+  t.outside.fixed_excess_ms = 0.25, t.outside.detail = "in-process events 1.2 ms";
+  t.walls_candidate = {{16, 25.5, 20.0}, {32, 50.25, 40.0}};
+  t.walls_around = {{16, 5.5, 0.01}};
   interop::TimeResult p;
   p.device = "cuda";
   p.device_name = "H100";
@@ -92,4 +95,9 @@ TEST(VerdictJson, DamagedDocumentsAreErrorsNamingTheField) {
   r = verdict_from_json(j);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("registers"), std::string::npos) << r.error().message;
+  j = full_verdict().to_json();
+  j["timing"]["outside_clock"]["batches"]["candidate"][1] = {32, "slow"};
+  r = verdict_from_json(j);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("batches.candidate"), std::string::npos) << r.error().message;
 }

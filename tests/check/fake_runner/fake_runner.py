@@ -2,7 +2,8 @@
 """A CPU stand-in for kevo-runner, speaking its protocol (fds 3 arena, 4 requests, 5 replies), so
 the checker's decisions can be tested without a GPU. It computes y = 2x for the scale2 task. Each
 loaded library behaves as its embedded marker string says ("fake-runner: BEHAVIOUR")."""
-import array, json, math, mmap, os, re, signal, struct, sys, tempfile, time
+import array
+import os, json, math, mmap, os, re, signal, struct, sys, tempfile, time
 
 req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
 if os.environ.get('KEVO_FAKE_RUNNER_LOG'):  # tests count the runner processes an eval starts
@@ -315,7 +316,10 @@ def time_batch(msg):
     # Like a GPU, the batch's wall time is the device's, not the host's work beside it: the draws
     # and sums below run first and the sleep tops the batch up to its deadline, so a loaded CI
     # machine's slow Python does not turn into timing noise (it would hide a forger's shortfall).
-    deadline = time.monotonic() + n * (kernel + 2.0) / 1000.0
+    # A fixed 20 ms per batch, the same in every series, covers the host work below (the last
+    # call's full draw, the exported buffer's update): a fixed cost the trusted series lacked
+    # would read as work stretched into the candidate's batches (check/outside_clock.h).
+    deadline = time.monotonic() + (20.0 + n * (kernel + 2.0)) / 1000.0
     key = msg['sums_key']
     rows = []
     for i in range(n):
@@ -336,6 +340,9 @@ def time_batch(msg):
         rows.append([sums_of(y, key, numel)])
     pfx = 'tb/' + (slot or 'none') + '/out/'
     bufs[pfx + d_out['name']] = y
+    if not msg.get('export_outputs') and slot in state.get('tb_exported', {}):
+        with open(state['tb_exported'][slot], 'wb') as f:  # the "IPC handle" shows the buffer as it is now
+            f.write(y.tobytes())
     time.sleep(max(0.0, deadline - time.monotonic()))
     reply = {'ok': True, 'call_ms': [reported] * n, 'flush_ms': [0.05] * n, 'sums': rows, 'rc': [0] * n,
              'launch_error': '', 'span_ms': n * (kernel + 2.0), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
@@ -343,9 +350,6 @@ def time_batch(msg):
     if msg.get('export_outputs'):
         reply['outputs_ipc'] = [export(pfx + d_out['name'])]
         state.setdefault('tb_exported', {})[slot] = reply['outputs_ipc'][0]
-    elif slot in state.get('tb_exported', {}):  # the "IPC handle" shows the buffer as it is now
-        with open(state['tb_exported'][slot], 'wb') as f:
-            f.write(y.tobytes())
     if msg.get('state'):
         reply['state_before'] = state_of(b, False)
         reply['state_after'] = state_of(b, True)
@@ -360,7 +364,9 @@ def state_of(b, after):
 def handle(msg):
     cmd = msg['cmd']
     if cmd == 'hello':
-        return {'ok': True, 'name': 'Fake GPU', 'uuid': 'fake-uuid', 'cc_major': 9, 'cc_minor': 0,
+        # A GPU chosen through CUDA_VISIBLE_DEVICES is another device, as on a real host.
+        cvd = os.environ.get('CUDA_VISIBLE_DEVICES', '')
+        return {'ok': True, 'name': 'Fake GPU', 'uuid': 'fake-uuid' + ('-' + cvd if cvd else ''), 'cc_major': 9, 'cc_minor': 0,
                 'sm_count': 1, 'l2_bytes': 1 << 20, 'total_mem': 1 << 30, 'free_mem': 1 << 30,
                 'runtime_version': 13000, 'driver_version': 13000}
     if cmd == 'load':

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_uuid) {
+Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_uuid, const std::string& gpu) {
   // Measured once per device: with the device's uuid already known (a runner said hello), the
   // cached figures are read without starting another runner (a CUDA context costs ~0.2 s).
   if (!remeasure && !known_uuid.empty())
@@ -29,11 +29,16 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
       json j = json::parse(*text, nullptr, false);
       if (!j.is_discarded()) return DeviceCeilings::from_json(j);
     }
-  auto runner = RunnerClient::start({});
+  RunnerOptions ro;
+  if (!gpu.empty()) ro.env["CUDA_VISIBLE_DEVICES"] = gpu;  // the GPU evaluated on, not the host's first
+  auto runner = RunnerClient::start(ro);
   if (!runner) return runner.unexpected();
   auto hello = (*runner)->call({{"cmd", "hello"}}, 60s);
   if (!hello || !hello->value("ok", false))
     return fail("no usable GPU: {}", hello ? field_or(*hello, "error", "") : hello.error().message);
+  if (!known_uuid.empty() && hello->value("uuid", "") != known_uuid)
+    return fail("measuring the ceilings of GPU {}: the runner started for it reports GPU {}", known_uuid,
+                hello->value("uuid", ""));
   fs::path file = cache_dir() / "devices" / (hello->value("uuid", "unknown") + ".json");
   if (!remeasure)
     if (auto text = read_file(file)) {
@@ -384,7 +389,7 @@ Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
 // work, whatever the clocks said.
 static void sol_check(EvalSession& s, const Config& c) {
   Timing& t = *s.v.timing;
-  auto dev = device_ceilings(false, s.hello.value("uuid", ""));
+  auto dev = device_ceilings(false, s.hello.value("uuid", ""), s.opts.gpu);
   if (!dev) {
     s.v.flags.push_back({"sol_unavailable", dev.error().message});
     return;

@@ -59,6 +59,8 @@ Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed,
                                             const interop::TorchTimingOptions& opts = {});
 
 // The device's ceilings, measured once and cached per device (used by eval and doctor).
-Result<DeviceCeilings> device_ceilings(bool remeasure = false, const std::string& known_uuid = "");
+// gpu: CUDA_VISIBLE_DEVICES for the runner that measures (EvalOptions::gpu); empty: the default.
+Result<DeviceCeilings> device_ceilings(bool remeasure = false, const std::string& known_uuid = "",
+                                       const std::string& gpu = "");
 
 }  // namespace kevo

@@ -254,7 +254,7 @@ json RunnerService::release_prefixes(const json& req) {
 
 json RunnerService::violations_json() {
   json v = json::array();
-  for (auto& x : kevo::guard::take()) v.push_back({{"kind", x.kind}, {"detail", x.detail}});
+  for (auto& x : kevo::guard::take()) v.push_back(x);
   return v;
 }
 }  // namespace kevo::runner

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "run/protocol.h"
+
 namespace kevo::guard {
 
-struct Violation {
-  std::string kind;    // foreign_stream, stream_created, alloc_limit
-  std::string detail;
-};
+// What the runner replies with (kind: foreign_stream, stream_created, alloc_limit, ...).
+using Violation = proto::Violation;
 
 // Arms the guards for one candidate call made on `stream`.
 void arm(cudaStream_t stream, size_t alloc_limit_bytes);

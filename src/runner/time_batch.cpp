@@ -157,7 +157,7 @@ json RunnerService::time_batch(const json& jreq) {
     }
     rep.sums.push_back(std::move(row));
   }
-  for (auto& v : kevo::guard::take()) rep.violations.push_back({v.kind, v.detail});
+  for (auto& v : kevo::guard::take()) rep.violations.push_back(std::move(v));
   if (req.export_outputs)
     for (auto& t : outs) rep.outputs_ipc.push_back(export_ipc(t.data));
   if (req.state) rep.state_after = device_state();

@@ -14,7 +14,7 @@ if [ "${1:-}" = --pack ]; then
   for f in plpgsql.so dict_snowball.so libpqwalreceiver.so pgoutput.so; do cp -a "/usr/lib/postgresql/15/lib/$f" "$r/usr/lib/postgresql/15/lib/"; done
   (cd /usr/share/postgresql/15 && cp -a $(ls | grep -vE '^(extension|man)$') "$r/usr/share/postgresql/15/")
   cp /usr/share/postgresql/15/extension/plpgsql* "$r/usr/share/postgresql/15/extension/"
-  for l in libicui18n.so.72 libicuuc.so.72 libicudata.so.72 libldap-2.5.so.0 liblber-2.5.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$r/lib/"; done
+  for l in libpq.so.5 libicui18n.so.72 libicuuc.so.72 libicudata.so.72 libldap-2.5.so.0 liblber-2.5.so.0 libsasl2.so.2; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$r/lib/"; done
   tar -C "$tmp" -cJf "$out" root && rm -rf "$tmp" && ls -la "$out" >&2
   exit 0
 fi

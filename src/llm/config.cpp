@@ -2,10 +2,12 @@
 
 #include <toml++/toml.h>
 
+#include <optional>
 #include <sstream>
 
 #include "llm/errors.h"
 #include "util/fs.h"
+#include "util/toml_text.h"
 
 namespace kevo::llm {
 
@@ -237,6 +239,9 @@ Status apply_table(const toml::table& t, LlmConfig& cfg) {
 }
 
 Result<toml::table> parse_toml(std::string_view text, std::string_view source) {
+  if (auto bad = find_non_ascii_outside_strings(text))
+    return make_error(ErrorKind::kFatal, fmt::format("llm config: {} line {}, column {}: {}", source,
+                                                     bad->line, bad->column, kNonAsciiOutsideStrings));
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
@@ -283,11 +288,20 @@ Status apply_override(LlmConfig& cfg, std::string_view assignment) {
                       fmt::format("override '{}' is not KEY=VALUE", assignment));
   std::string key(assignment.substr(0, eq));
   std::string value(assignment.substr(eq + 1));
-  // A TOML value as written ("5", "true", "[\"a\", \"b\"]"); otherwise a bare string.
+  // A TOML value as written ("5", "true", "[\"a\", \"b\"]"), unless it is not one or is text
+  // toml++ must not see (util/toml_text.h); then it is quoted below like any bare word.
+  std::string line = key + " = " + value;
+  std::optional<toml::table> parsed;
+  if (!find_non_ascii_outside_strings(line)) {
+    try {
+      parsed = toml::parse(line);
+    } catch (const toml::parse_error&) {
+    }
+  }
   Result<toml::table> t = Error{};
-  try {
-    t = toml::parse(key + " = " + value);
-  } catch (const toml::parse_error&) {
+  if (parsed) {
+    t = std::move(*parsed);
+  } else {
     std::string quoted = "\"";
     for (char c : value) {
       if (c == '"' || c == '\\') quoted += '\\';

@@ -9,6 +9,7 @@
 
 #include "task/limits.h"
 #include "util/fs.h"
+#include "util/toml_text.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
@@ -539,6 +540,9 @@ Status check_configs(const Task& task, const fs::path& file) {
 Result<Task> parse_task(std::string_view text, const fs::path& file) {
   Ctx ctx(file);
   toml::table root;
+  if (auto bad = find_non_ascii_outside_strings(text))
+    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), bad->line, bad->column,
+                kNonAsciiOutsideStrings);
   try {
     root = toml::parse(text, file.string());
   } catch (const toml::parse_error& e) {

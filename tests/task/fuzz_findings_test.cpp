@@ -14,3 +14,14 @@ TEST(TaskFuzzFindings, TableHeaderWithoutAKeyIsASyntaxError) {
     EXPECT_NE(t.error().message.find("TOML syntax error"), std::string::npos) << t.error().message;
   }
 }
+
+// toml++ 3.3 reached __builtin_unreachable (UBSan: "execution reached an unreachable program
+// point") on a non-ASCII character outside a string or comment; such text is refused before
+// toml++ sees it (util/toml_text.h), naming the place.
+TEST(TaskFuzzFindings, NonAsciiOutsideAStringIsASyntaxErrorNotUndefinedBehaviour) {
+  auto t = parse_task("name = \"x\"\n[dims] \u00a1\n", "x/task.toml");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("x/task.toml:2:8: TOML syntax error: a non-ASCII character"),
+            std::string::npos)
+      << t.error().message;
+}

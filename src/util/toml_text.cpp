@@ -1,0 +1,74 @@
+#include "util/toml_text.h"
+
+namespace kevo {
+namespace {
+
+enum class Lex { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
+
+bool starts(std::string_view text, size_t i, std::string_view what) {
+  return text.substr(i, what.size()) == what;
+}
+
+// Past a closing ''' or """ plus up to two more quotes: TOML lets a multi-line string end in one
+// or two of its own quotes ("""a"""" is `a"`), and reading them as content is the cautious side
+// (a quote taken for the start of a new string would hide what follows it).
+size_t past_multi_close(std::string_view text, size_t i, char quote) {
+  i += 3;
+  for (int extra = 0; extra < 2 && i < text.size() && text[i] == quote; ++extra) ++i;
+  return i;
+}
+
+}  // namespace
+
+std::optional<TomlTextPos> find_non_ascii_outside_strings(std::string_view text) {
+  if (starts(text, 0, "\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM, which toml++ skips
+  TomlTextPos pos;
+  Lex lex = Lex::kCode;
+  size_t i = 0;
+  auto advance = [&](size_t to) {
+    for (; i < to && i < text.size(); ++i) {
+      auto byte = static_cast<unsigned char>(text[i]);
+      if (byte == '\n') {
+        ++pos.line;
+        pos.column = 1;
+      } else if ((byte & 0xC0) != 0x80) {  // not a UTF-8 continuation byte
+        ++pos.column;
+      }
+    }
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    size_t next = i + 1;
+    switch (lex) {
+      case Lex::kCode:
+        if (static_cast<unsigned char>(c) >= 0x80) return pos;
+        if (c == '#') lex = Lex::kComment;
+        else if (starts(text, i, "\"\"\"")) lex = Lex::kMultiBasic, next = i + 3;
+        else if (starts(text, i, "'''")) lex = Lex::kMultiLiteral, next = i + 3;
+        else if (c == '"') lex = Lex::kBasic;
+        else if (c == '\'') lex = Lex::kLiteral;
+        break;
+      case Lex::kComment:
+        if (c == '\n' || c == '\r') lex = Lex::kCode;
+        break;
+      case Lex::kBasic:
+        if (c == '\\') next = i + 2;
+        else if (c == '"' || c == '\n') lex = Lex::kCode;
+        break;
+      case Lex::kLiteral:
+        if (c == '\'' || c == '\n') lex = Lex::kCode;
+        break;
+      case Lex::kMultiBasic:
+        if (c == '\\') next = i + 2;
+        else if (starts(text, i, "\"\"\"")) lex = Lex::kCode, next = past_multi_close(text, i, '"');
+        break;
+      case Lex::kMultiLiteral:
+        if (starts(text, i, "'''")) lex = Lex::kCode, next = past_multi_close(text, i, '\'');
+        break;
+    }
+    advance(next);
+  }
+  return std::nullopt;
+}
+
+}  // namespace kevo

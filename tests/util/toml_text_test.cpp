@@ -1,0 +1,46 @@
+#include "util/toml_text.h"
+
+#include <gtest/gtest.h>
+
+using namespace kevo;
+
+namespace {
+std::optional<TomlTextPos> scan(std::string_view text) { return find_non_ascii_outside_strings(text); }
+}  // namespace
+
+// The fuzzer's finding: a non-ASCII character where toml++ 3.3 asks whether it is whitespace.
+TEST(TomlText, NonAsciiOutsideStringsIsFoundWithItsPosition) {
+  auto p = scan("a = 1\nb = 2 \u00a1\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->line, 2u);
+  EXPECT_EQ(p->column, 7u);
+  for (const char* text : {"\u00b5 = 1\n", "a = [1, \u00a1]\n", "[t\u00a1]\n", "a = 'x'\u00a1\n", "\u3001\n",
+                           // a '#' inside a string opens no comment; U+00A0 is refused too
+                           "a = \"x#\"\u00a0\n"})
+    EXPECT_TRUE(scan(text)) << text;
+}
+
+TEST(TomlText, StringsCommentsAndBomAreFine) {
+  for (const char* text :
+       {"# \u00b5s per call\na = 1\n", "a = \"\u00b5s\"\n", "a = '\u00b5s'\n", "a = 1 # \u00a1\n",
+        "a = \"\"\"\n\u00a1\n\"\"\"\n", "a = '''\n\u00a1'''\n", "a = \"q\\\"\u00a1\"\n",
+        "\xEF\xBB\xBF" "a = 1\n", "\"k\u00e9y\" = 1\n"})
+    EXPECT_FALSE(scan(text)) << text;
+}
+
+// A multi-line string may end in one or two of its own quotes; the scanner must not take them for
+// the start of a new string (which would hide the character after them).
+TEST(TomlText, QuotesClosingAMultiLineStringDoNotOpenAnother) {
+  EXPECT_TRUE(scan("a = \"\"\"x\"\"\"\"\u00a1\n"));
+  EXPECT_TRUE(scan("a = \"\"\"x\"\"\"\"\"\u00a1\n"));
+  EXPECT_TRUE(scan("a = '''x''''' \u00a1\n"));
+  EXPECT_TRUE(scan("a = \"open\n\u00a1\n"));  // a one-line string ends at its line, at the latest
+  EXPECT_TRUE(scan("# c\r\u00a1\n"));          // a comment ends at '\r', at the latest
+}
+
+TEST(TomlText, ColumnsCountCharactersNotBytes) {
+  auto p = scan("a = \"\u00e9\u00e9\" \u00a1\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->line, 1u);
+  EXPECT_EQ(p->column, 10u);
+}

@@ -141,4 +141,9 @@ OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const 
   return c;
 }
 
+double outside_floor_factor(double figure_ms, const OutsideCheck& c) {
+  if (c.verdict == OutsideVerdict::Unmeasured || figure_ms <= 0) return 1.0;
+  return std::max(1.0, (c.outside_ms - c.allowed_ms) / figure_ms);
+}
+
 }  // namespace kevo

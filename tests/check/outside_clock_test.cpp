@@ -214,3 +214,32 @@ TEST(OutsideClock, RecordedH100BatchesAgreeAndTheirForgeriesDoNot) {
   EXPECT_EQ(stretched.verdict, OutsideVerdict::Forged) << stretched.detail;
   EXPECT_GT(stretched.fixed_excess_ms, 0) << stretched.detail;
 }
+
+// A process that reports 6 of every 10 calls 4.5% low moves the median (what the speedup is
+// computed from) by 4.5% and the mean by 2.7%: the mean's check agrees, within its 3%. The floor
+// lifts the median back to the least the outside clock allows, so the speedup gains no more than the
+// allowance the verdict states; an honest figure is left alone.
+TEST(OutsideClock, AShavedMajorityOfCallsGainsNoMoreThanTheAllowance) {
+  const double work = 2.0, shave = 0.045 * work;
+  auto w = walls({.work = work, .reported = work, .seed = 8});
+  std::vector<double> calls;
+  for (auto& b : w) {
+    const int low = b.calls * 6 / 10;
+    b.events_ms -= low * shave;
+    for (int i = 0; i < b.calls; ++i) calls.push_back(i < low ? work - shave : work);
+  }
+  double mean = 0;
+  for (double x : calls) mean += x;
+  mean /= static_cast<double>(calls.size());
+  const OutsideCheck c = check_outside(mean, fit_slope(w), around());
+  ASSERT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;  // the mean alone is within the tolerance
+  const double median = work - shave;
+  const double f = outside_floor_factor(median, c);
+  EXPECT_GT(f, 1.0) << c.detail;
+  EXPECT_NEAR(median * f, c.outside_ms - c.allowed_ms, 1e-12);
+  EXPECT_GE(median * f, (1 - kOutsideTolerance) * work - 0.01) << c.detail;
+  // The honest figure: nothing to lift.
+  const OutsideCheck h = check_outside(work, fit_slope(walls({.work = work, .reported = work, .seed = 8})), around());
+  EXPECT_EQ(outside_floor_factor(work, h), 1.0) << h.detail;
+  EXPECT_EQ(outside_floor_factor(work, OutsideCheck{}), 1.0);  // unmeasured: nothing to lift to
+}

@@ -141,9 +141,79 @@ OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const 
   return c;
 }
 
+namespace {
+
+// Two-sided 95% quantiles of Student's t by degrees of freedom (1..20; 2.0 beyond, as elsewhere):
+// with a handful of batches per size the MAD-based spread is itself a rough estimate, and an
+// interval of two of them too narrow would lift honest figures.
+double t95(size_t dof) {
+  static constexpr double kT[] = {12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
+  return dof >= 1 && dof <= 20 ? kT[dof - 1] : 2.0;
+}
+
+}  // namespace
+
+Slope fit_median_line(const std::vector<BatchWall>& walls, bool gap) {
+  std::map<int, std::vector<double>> by_size;
+  int min_calls = 0;
+  for (const auto& w : walls) {
+    by_size[w.calls].push_back(gap ? w.wall_ms - w.events_ms : w.wall_ms);
+    min_calls = min_calls == 0 ? w.calls : std::min(min_calls, w.calls);
+  }
+  Slope s{.batches = static_cast<int>(walls.size())};
+  if (by_size.size() < 2) return s;
+  std::vector<double> x, m, var;
+  size_t fewest = walls.size();
+  for (const auto& [calls, v] : by_size) {
+    if (v.size() < 2 || calls <= 0) return s;
+    fewest = std::min(fewest, v.size());
+    const double med = median(v);
+    std::vector<double> dev;
+    for (double y : v) dev.push_back(std::abs(y - med));
+    const double se = 1.2533 * 1.4826 * median(dev) / std::sqrt(static_cast<double>(v.size()));
+    x.push_back(calls), m.push_back(med), var.push_back(se * se);
+  }
+  // Least squares through the medians; slope and intercept are linear in them, so their variances
+  // are the weighted sums of the medians' own.
+  const double n = static_cast<double>(x.size());
+  double mx = 0, mm = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i] / n, mm += m[i] / n;
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) sxx += (x[i] - mx) * (x[i] - mx), sxy += (x[i] - mx) * (m[i] - mm);
+  s.per_call_ms = sxy / sxx;
+  s.fixed_ms = mm - s.per_call_ms * mx;
+  double var_slope = 0, var_fixed = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double ws = (x[i] - mx) / sxx, wf = 1 / n - mx * ws;
+    var_slope += ws * ws * var[i], var_fixed += wf * wf * var[i];
+  }
+  const double t = t95(fewest - 1);
+  s.ci_ms = t * std::sqrt(var_slope);
+  s.fixed_ci_ms = t * std::sqrt(var_fixed);
+  s.min_calls = min_calls;
+  s.ok = true;
+  return s;
+}
+
+void add_median_check(OutsideCheck& c, const std::vector<BatchWall>& candidate, const std::vector<BatchWall>& around,
+                      double tolerance) {
+  const Slope cand = fit_median_line(candidate, false), trusted = fit_median_line(around, true);
+  if (!cand.ok || !trusted.ok || cand.min_calls <= 0) return;
+  const double excess =
+      std::max(0.0, cand.fixed_ms - trusted.fixed_ms - std::hypot(cand.fixed_ci_ms, trusted.fixed_ci_ms));
+  c.median_outside_ms = cand.per_call_ms - trusted.per_call_ms + excess / cand.min_calls;
+  c.median_allowed_ms =
+      std::max(tolerance * std::max(c.median_outside_ms, 0.0), 2 * std::hypot(cand.ci_ms, trusted.ci_ms));
+  c.detail += fmt::format("; medians: the checker's clock {:.4f} ms per call, allowed {:.4f} below",
+                          c.median_outside_ms, c.median_allowed_ms);
+}
+
 double outside_floor_factor(double figure_ms, const OutsideCheck& c) {
   if (c.verdict == OutsideVerdict::Unmeasured || figure_ms <= 0) return 1.0;
-  return std::max(1.0, (c.outside_ms - c.allowed_ms) / figure_ms);
+  double floor = c.outside_ms - c.allowed_ms;
+  if (c.median_outside_ms > 0) floor = std::max(floor, c.median_outside_ms - c.median_allowed_ms);
+  return std::max(1.0, floor / figure_ms);
 }
 
 }  // namespace kevo

@@ -64,6 +64,9 @@ struct OutsideCheck {
   double ci_ms = 0;
   double allowed_ms = 0;  // how far below outside_ms events_ms may be
   double fixed_excess_ms = 0;  // the candidate's intercept above the trusted one, beyond both intervals
+  // The same comparison made with medians (add_median_check): the typical call from the batches'
+  // walls alone, which a stall moves no more than a forger can. 0: not measured.
+  double median_outside_ms = 0, median_allowed_ms = 0;
   std::string detail;     // one line with the figures
 };
 
@@ -73,12 +76,26 @@ struct OutsideCheck {
 OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const Slope& around,
                            double tolerance = kOutsideTolerance);
 
+// Per batch size the median wall (gap: wall - events), a line through those medians, and its ~95%
+// half-widths from the medians' spread (standard errors 1.2533 x 1.4826 MAD / sqrt(n), times
+// Student's t for the fewest batches of a size); needs two sizes, two batches of each. A few stalls, which the mean-based fit can only drop up to kMaxDroppedShare of,
+// move no median: on batches recorded on an H100 its interval is about half the least-squares one.
+Slope fit_median_line(const std::vector<BatchWall>& walls, bool gap);
+
+// The outside figure as the median line of the candidate's walls (not gaps: the events are the
+// candidate's to forge, and a median of gaps is not shifted by shaving a minority of batches)
+// less the trusted work-around line, with the same intercept rule; its allowance as in
+// check_outside. Fills c.median_outside_ms and c.median_allowed_ms.
+void add_median_check(OutsideCheck& c, const std::vector<BatchWall>& candidate, const std::vector<BatchWall>& around,
+                      double tolerance = kOutsideTolerance);
+
 // The check compares the outside figure with the events' mean, but a speedup is computed from the
 // median call: a process that reports just over half of its calls low moves the median by the
 // whole shave and the mean by half of it, so the mean's check alone would let the median gain up
 // to twice the allowance. The factor (>= 1) that lifts `figure_ms`, the median, to the least the
-// outside clock allows (outside_ms - allowed_ms); 1 for an honest figure (its median sits at its
-// mean, within the allowance) and when nothing was measured.
+// outside clock allows: outside_ms - allowed_ms, or the median check's floor where that is higher
+// (its allowance is the narrower on a host with stalls). 1 for an honest figure (within both
+// allowances) and when nothing was measured.
 double outside_floor_factor(double figure_ms, const OutsideCheck& c);
 
 }  // namespace kevo

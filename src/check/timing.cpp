@@ -357,7 +357,9 @@ void TimingRun::check_trusted_starts() {
 
 OutsideCheck TimingRun::outside_now() const {
   const Series& cand = series_.front();
-  return check_outside(mean(cand.call_ms), fit_slope(cand.walls), fit_slope(series_.back().walls));
+  OutsideCheck c = check_outside(mean(cand.call_ms), fit_slope(cand.walls), fit_slope(series_.back().walls));
+  if (c.verdict != OutsideVerdict::Unmeasured) add_median_check(c, cand.walls, series_.back().walls);
+  return c;
 }
 
 // The candidate's per-call figures, raised (all by one factor) to the least the outside clock allows

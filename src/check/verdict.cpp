@@ -103,7 +103,8 @@ nlohmann::json Verdict::to_json() const {
     auto outside_json = [](const OutsideCheck& o) {
       return nlohmann::json{{"verdict", outside_verdict_name(o.verdict)}, {"events_ms", o.events_ms},
                             {"outside_ms", o.outside_ms}, {"ci_ms", o.ci_ms}, {"allowed_ms", o.allowed_ms},
-                            {"fixed_excess_ms", o.fixed_excess_ms}, {"detail", o.detail}};
+                            {"fixed_excess_ms", o.fixed_excess_ms}, {"median_outside_ms", o.median_outside_ms},
+                            {"median_allowed_ms", o.median_allowed_ms}, {"detail", o.detail}};
     };
     t["source"] = "cuda_events_confirmed_by_checker_clock";
     auto walls_json = [](const std::vector<BatchWall>& w) {

@@ -51,6 +51,8 @@ OutsideCheck outside_from(const json& j) {
   o.ci_ms = f.get("ci_ms", 0.0);
   o.allowed_ms = f.get("allowed_ms", 0.0);
   o.fixed_excess_ms = f.get("fixed_excess_ms", 0.0);
+  o.median_outside_ms = f.get("median_outside_ms", 0.0);
+  o.median_allowed_ms = f.get("median_allowed_ms", 0.0);
   o.detail = f.get("detail", std::string());
   return o;
 }

@@ -243,3 +243,63 @@ TEST(OutsideClock, AShavedMajorityOfCallsGainsNoMoreThanTheAllowance) {
   EXPECT_EQ(outside_floor_factor(work, h), 1.0) << h.detail;
   EXPECT_EQ(outside_floor_factor(work, OutsideCheck{}), 1.0);  // unmeasured: nothing to lift to
 }
+
+TEST(OutsideClock, MedianLineThroughTwoSizes) {
+  Slope s = fit_median_line(walls({.work = 2.0, .around = 0, .fixed = 5.0, .jitter = 0, .rounds = 12}), false);
+  ASSERT_TRUE(s.ok);
+  EXPECT_NEAR(s.per_call_ms, 2.0, 1e-9);
+  EXPECT_NEAR(s.fixed_ms, 5.0, 1e-9);
+  EXPECT_NEAR(s.ci_ms, 0.0, 1e-9);
+  EXPECT_EQ(s.min_calls, 10);
+  EXPECT_FALSE(fit_median_line({{10, 25.0}, {20, 45.0}, {20, 45.1}}, false).ok);
+  EXPECT_FALSE(fit_median_line({{10, 25.0}, {10, 25.1}}, false).ok);
+}
+
+// Stalls in 4 of every 10 batches: more than the mean-based fit may drop, nothing to the medians.
+TEST(OutsideClock, MedianCheckStandsThroughManyStalls) {
+  auto cand = walls({.work = 2.0, .reported = 2.0, .rounds = 40, .seed = 9});
+  for (size_t i = 0; i < cand.size(); ++i)
+    if (i % 5 < 2) cand[i].wall_ms += 3.0 + static_cast<double>(i % 7);
+  const auto trusted = walls({.rounds = 40, .seed = 10});
+  OutsideCheck c = check_outside(2.0, fit_slope(cand), fit_slope(trusted));
+  add_median_check(c, cand, trusted);
+  EXPECT_NEAR(c.median_outside_ms, 2.0, 0.03) << c.detail;
+  EXPECT_LE(c.median_allowed_ms, kOutsideTolerance * c.median_outside_ms + 1e-9) << c.detail;  // the 3% floor
+  EXPECT_GT(c.allowed_ms, c.median_allowed_ms) << c.detail;
+  EXPECT_EQ(outside_floor_factor(2.0, c), 1.0) << c.detail;
+}
+
+// The median check reads the candidate's walls only: whatever its process reports as event times
+// (a minority of batches shaved, all of them, none) leaves its figure where it was.
+TEST(OutsideClock, MedianCheckIgnoresWhatTheCandidateReports) {
+  const auto honest = walls({.work = 2.0, .reported = 2.0, .seed = 11});
+  const auto trusted = walls({.seed = 12});
+  OutsideCheck a = check_outside(2.0, fit_slope(honest), fit_slope(trusted));
+  add_median_check(a, honest, trusted);
+  auto forged = honest;
+  for (size_t i = 0; i < forged.size(); ++i) forged[i].events_ms *= i % 3 ? 0.5 : 0.9;
+  OutsideCheck b = check_outside(1.0, fit_slope(forged), fit_slope(trusted));
+  add_median_check(b, forged, trusted);
+  EXPECT_EQ(a.median_outside_ms, b.median_outside_ms);
+  EXPECT_EQ(a.median_allowed_ms, b.median_allowed_ms);
+  EXPECT_GT(outside_floor_factor(1.0, b), 1.9) << b.detail;  // a 2x claim is lifted to ~2 ms
+}
+
+// On the recorded H100 batches (17, a few stalls) the medians' allowance is ~6.8% of the figure
+// against the mean fit's ~11%, and a figure reported 8% low, which the mean fit lets through, is
+// lifted to within the medians' allowance.
+TEST(OutsideClock, RecordedH100BatchesMedianAllowanceIsNarrower) {
+  const auto cand = parse(kCandidate), around = parse(kAround);
+  const double events = events_per_call(cand);
+  OutsideCheck honest = check_outside(events, fit_slope(cand), fit_slope(around));
+  add_median_check(honest, cand, around);
+  EXPECT_LT(honest.median_allowed_ms, 0.07 * events) << honest.detail;
+  EXPECT_LT(honest.median_allowed_ms, 0.65 * honest.allowed_ms) << honest.detail;
+  EXPECT_EQ(outside_floor_factor(events, honest), 1.0) << honest.detail;
+  auto shaved = cand;
+  for (auto& b : shaved) b.events_ms *= 0.92;
+  OutsideCheck c = check_outside(0.92 * events, fit_slope(shaved), fit_slope(around));
+  ASSERT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;  // within the mean fit's allowance
+  add_median_check(c, shaved, around);
+  EXPECT_GE(0.92 * events * outside_floor_factor(0.92 * events, c), 0.925 * events) << c.detail;
+}

@@ -40,6 +40,7 @@ Verdict full_verdict() {
   t.outside_baseline.verdict = OutsideVerdict::Inconclusive;
   t.batch_calls = 16, t.rounds = 8, t.around_ms = 0.3;
   t.outside.fixed_excess_ms = 0.25, t.outside.detail = "in-process events 1.2 ms";
+  t.outside.median_outside_ms = 1.23, t.outside.median_allowed_ms = 0.037;
   t.walls_candidate = {{16, 25.5, 20.0}, {32, 50.25, 40.0}};
   t.walls_around = {{16, 5.5, 0.01}};
   interop::TimeResult p;

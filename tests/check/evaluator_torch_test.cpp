@@ -12,10 +12,12 @@
 #include "interop/bridge.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
+#include "support/noisy_host.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace kevo;
+using kevo::testing_support::too_noisy;
 
 // Every scratch file of this test binary lives in one folder removed at exit (support/temp_dir.h).
 static std::filesystem::path scratch() {
@@ -88,6 +90,7 @@ TEST_F(TorchTimingEval, VerdictCarriesPyTorchTimesAfterKevoTiming) {
   auto task = load_task(dir_);
   ASSERT_TRUE(task) << task.error().message;
   Verdict v = evaluate(*task, options(true));
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
   ASSERT_TRUE(v.timing);
   ASSERT_TRUE(v.timing->pytorch) << v.timing->pytorch_note;
@@ -107,6 +110,7 @@ TEST_F(TorchTimingEval, NotAskedForNotTimed) {
   auto task = load_task(dir_);
   ASSERT_TRUE(task) << task.error().message;
   Verdict v = evaluate(*task, options(false));
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
   ASSERT_TRUE(v.timing);
   EXPECT_FALSE(v.timing->pytorch);
@@ -170,6 +174,10 @@ class TorchOracleEval : public testing::Test {
     Verdict v = evaluate(*task, options(behaviour, true));
     unsetenv("KEVO_FAKE_RUNNER_CMDS");
     Verdict h = evaluate(*task, options(behaviour, false));
+    if (outcome == Outcome::Pass && (too_noisy(v) || too_noisy(h))) {
+      [] { GTEST_SKIP() << "the host was too noisy to confirm an honest figure"; }();  // marks the test
+      return {};
+    }
     for (const Verdict* x : {&v, &h}) {
       EXPECT_EQ(outcome_name(x->outcome), std::string(outcome_name(outcome))) << x->to_text();
       EXPECT_EQ(x->reason, reason) << x->to_text();
@@ -191,6 +199,7 @@ class TorchOracleEval : public testing::Test {
 
 TEST_F(TorchOracleEval, CorrectCandidatePassesOnDeviceData) {
   Verdict v = both("pass", Outcome::Pass, "");
+  if (IsSkipped()) return;
   ASSERT_EQ(v.configs.size(), 4u);
   for (const auto& c : v.configs) EXPECT_EQ(c.draws, 3) << c.config;  // seed 0 twice, seed 1 wide
   // Inputs drawn and outputs compared by the runners: the checker moved no tensor.
@@ -274,6 +283,7 @@ TEST_F(TorchOracleEval, PyTorchTimedOnInputsLentByTheRunner) {
     o.torch_time = true;
     Verdict v = evaluate(*task, o);
     unsetenv("KEVO_FAKE_RUNNER_CMDS");
+    if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
     ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
     ASSERT_TRUE(v.timing);
     ASSERT_TRUE(v.timing->pytorch) << v.timing->pytorch_note;

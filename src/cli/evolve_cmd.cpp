@@ -58,7 +58,7 @@ struct EvolveArgs {
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
   double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
   uint64_t seed = 0;
-  bool fake_gpu = false, quiet = false, reverify_baseline = false;
+  bool fake_gpu = false, quiet = false, reverify_baseline = false, profile = false, no_profile_feedback = false;
   PoolArgs pool;
 };
 
@@ -198,6 +198,8 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  if (a.profile) opts.eval.profile = true;
+  if (a.no_profile_feedback) opts.strategy.profile_feedback = false;
   opts.reuse_baseline = !a.reverify_baseline;
   return EvolvePlan{std::move(*task), opts, resumed};
 }
@@ -636,6 +638,10 @@ void register_evolve(CLI::App& app, int& exit_code) {
   add_pool_options(cmd, a->pool);
   cmd->add_flag("--reverify-baseline", a->reverify_baseline,
                 "Check the baseline again even if an earlier run verified it with this task, GPU, toolkit and kevo");
+  cmd->add_flag("--profile", a->profile,
+                "Profile the baseline and every passing candidate with Nsight Compute (ncu) after its verdict");
+  cmd->add_flag("--no-profile-feedback", a->no_profile_feedback,
+                "Leave the parents' profile diagnosis out of prompts (to compare its effect)");
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
   cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });

@@ -73,6 +73,7 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   o.seed = f.get("seed", uint64_t{0});
   o.eval.seeds = f.get("eval_seeds", o.eval.seeds);
   o.eval.time_budget_s = f.get("eval_time_budget_s", o.eval.time_budget_s);
+  o.eval.profile = f.get("eval_profile", o.eval.profile);
   KEVO_TRY(f.status());
   return o;
 }
@@ -133,6 +134,7 @@ json baseline_summary(const Verdict& v, bool fake) {
     j["sol_floor_ms"] = v.timing->floor.floor_ms;
     j["sol_bound"] = v.timing->floor.bound ? v.timing->floor.bound : "";
   }
+  if (v.profile) j["profile"] = v.profile->to_json();
   return j;
 }
 
@@ -147,6 +149,8 @@ Verdict verdict_from_summary(const json& j) {
     t.floor.bound = j.value("sol_bound", "") == "compute" ? "compute" : "memory";
     v.timing = t;
   }
+  if (j.contains("profile"))  // advice only: a damaged one is left out
+    if (auto p = profile_from_json(j["profile"])) v.profile = std::move(*p);
   return v;
 }
 
@@ -186,6 +190,8 @@ struct State {
   double cost = 0, gpu_s = 0;
   std::deque<Job> repairs;
   std::map<std::string, int64_t> seen;  // source fingerprint -> first candidate (0: the baseline)
+  std::map<int64_t, std::string> diagnoses;  // a profiled candidate's diagnosis, for its children
+  bool told_not_profiled = false;            // "not profiled: why" is said once a run
   std::set<std::string> evaluating;     // fingerprints of the evaluations in flight
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
@@ -242,6 +248,12 @@ class EvolutionRun {
 
   // Candidates that were really evaluated (not invalid answers, not repeats) define a program seen.
   void remember_source(const store::CandidateRow& c) {
+    if (c.outcome == "pass" && !c.verdict_json.empty()) {
+      ProfileAdvice a = profile_advice(c.verdict_json);
+      if (!a.diagnosis.empty()) s_.diagnoses[c.id] = a.diagnosis;
+      if (!a.not_profiled.empty() && !std::exchange(s_.told_not_profiled, true))
+        spdlog::warn("candidates are not profiled: {}; the search goes on without profiles", a.not_profiled);
+    }
     if (c.outcome == "invalid_answer" || c.outcome == "duplicate" || c.source.empty()) return;
     s_.seen.emplace(ev_.fingerprint(c.source), c.id);
   }
@@ -293,7 +305,9 @@ class EvolutionRun {
       auto it = s_.rows.find(m.id);
       if (it == s_.rows.end()) continue;
       const auto& r = it->second;
-      out.push_back({r.id, r.name, r.rationale, r.source, r.speedup, r.time_ms});
+      auto d = s_.diagnoses.find(r.id);
+      out.push_back({r.id, r.name, r.rationale, r.source, r.speedup, r.time_ms,
+                     d == s_.diagnoses.end() ? std::string() : d->second});
     }
     return out;
   }
@@ -762,6 +776,7 @@ class EvolutionRun {
       o.time = true;
       o.seed.reset();  // fresh inputs: nothing the search saw
       o.torch_time = !task_.torch_reference.empty();  // the winner next to PyTorch, once
+      o.profile = false;                               // held-out configs: nothing for a prompt
       auto ev = evaluate_now(file, r->source, o);
       if (!ev) {
         VerifyAttempt lost;
@@ -834,7 +849,10 @@ Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluato
   if (opts.reuse_baseline && !evaluator_.is_fake()) {
     auto k = baseline_key(task_, evaluator_.cuda_version());
     if (k) key = *k;
-    if (auto rec = key ? load_baseline_record(*key, baseline_record_dir()) : std::nullopt) {
+    auto rec = key ? load_baseline_record(*key, baseline_record_dir()) : std::nullopt;
+    // Profiles asked for and none recorded: the baseline is checked again, and profiled.
+    if (rec && opts.eval.profile && !rec->summary.contains("profile")) rec.reset();
+    if (rec) {
       json summary = rec->summary;
       summary["reused"] = {{"verified_at", rec->verified_at}, {"key", key->to_json()}};
       if (summary.contains("arch")) evaluator_.remember_arch(summary.value("arch", ""));
@@ -881,6 +899,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"seed", opts.seed},
               {"eval_seeds", opts.eval.seeds},
               {"eval_time_budget_s", opts.eval.time_budget_s},
+              {"eval_profile", opts.eval.profile},
               {"llm", llm_ ? llm_->name() : ""},
               {"fake_evaluator", evaluator_.is_fake()}};
   row.config_json = cfg.dump();

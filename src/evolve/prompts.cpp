@@ -57,6 +57,7 @@ std::string task_part(const StrategyConfig& s, const TaskContext& c, bool show_b
   if (show_baseline && !c.baseline_code.empty()) {
     std::string b = code_block(c.baseline_code);
     if (c.baseline_ms > 0) b += fmt::format("\nIt takes {:.4g} ms on the timed shape.", c.baseline_ms);
+    if (s.profile_feedback && !c.baseline_diagnosis.empty()) b += "\nProfile: " + c.baseline_diagnosis;
     out += section("Baseline implementation (correct, to be beaten)", b);
   }
   if (c.sol_floor_ms > 0)
@@ -71,6 +72,7 @@ std::string solution_part(const StrategyConfig& s, const SolutionView& v, const 
   std::string body;
   if (s.info.solutions && v.speedup > 0)
     body += fmt::format("speedup over the baseline: {:.3f}x ({:.4g} ms)\n", v.speedup, v.time_ms);
+  if (s.profile_feedback && !v.diagnosis.empty()) body += "profile: " + v.diagnosis + "\n";
   if (s.info.insights && !v.rationale.empty()) body += "idea: " + v.rationale + "\n";
   body += code_block(v.source);
   return section(title, body);

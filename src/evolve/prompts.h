@@ -14,6 +14,7 @@ struct SolutionView {  // I2: an earlier solution
   int64_t id = 0;
   std::string name, rationale, source;
   double speedup = 0, time_ms = 0;
+  std::string diagnosis;  // its profile read by rule (check/profile_diagnosis.h); empty: none
 };
 
 struct InsightView {  // I3: what an earlier candidate tried and what came of it

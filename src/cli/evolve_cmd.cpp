@@ -16,10 +16,12 @@
 #include "cli/commands.h"
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
+#include "check/profile_diagnosis.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
 #include "evolve/export.h"
 #include "evolve/marker_evaluator.h"
+#include "evolve/task_context.h"
 #include "evolve/translate.h"
 #include "interop/export.h"
 #include "llm/client.h"
@@ -405,6 +407,34 @@ int runs_cmd(const std::string& dbpath) {
   return 0;
 }
 
+// `kevo show RUN --candidate ID`: prompt, answer, source, and the profile when there is one.
+void show_candidate(const store::CandidateRow& c, int64_t run, bool as_json) {
+  if (as_json) {
+    json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
+              {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
+              {"reason", c.reason}, {"message", c.message},
+              {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
+              static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
+  std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
+  if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
+  std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
+              c.answer.c_str(), c.source.c_str());
+  auto v = json::parse(c.verdict_json.empty() ? "{}" : c.verdict_json, nullptr, false);
+  if (!v.is_object() || !v.contains("profile")) return;
+  auto p = profile_from_json(v["profile"]);
+  if (!p) {
+    std::printf("\n--- profile ---\n(unreadable: %s)\n", p.error().message.c_str());
+    return;
+  }
+  std::string d = diagnose_profile(*p);
+  std::printf("\n--- profile (Nsight Compute on config '%s'; advice, not part of the verdict) ---\n%s%s%s\n",
+              p->config.c_str(), p->to_text().c_str(), d.empty() ? "" : "diagnosis: ", d.c_str());
+}
+
 int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_json) {
   auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
@@ -424,20 +454,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   if (candidate) {
     for (const auto& c : *cands)
       if (c.id == candidate) {
-        if (as_json) {
-          json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
-                    {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
-                    {"reason", c.reason}, {"message", c.message},
-                    {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
-          std::printf("%s\n", j.dump(2).c_str());
-        } else {
-          std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
-                      static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
-          std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
-          if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
-          std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
-                      c.answer.c_str(), c.source.c_str());
-        }
+        show_candidate(c, run, as_json);
         return 0;
       }
     std::fprintf(stderr, "kevo show: run %lld has no candidate %lld\n", static_cast<long long>(run),
@@ -467,6 +484,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   if (base.is_object() && base.contains("time_ms"))
     std::printf("baseline %.4g ms on %s%s\n", base.value("time_ms", 0.0), base.value("gpu", "?").c_str(),
                 base.value("fake_evaluator", false) ? "  (FAKE evaluator: nothing was run on a GPU)" : "");
+  if (auto a = evolve::profile_advice(r->baseline_json); !a.diagnosis.empty() || !a.not_profiled.empty())
+    std::printf("baseline profile: %s\n", (a.diagnosis.empty() ? "not profiled: " + a.not_profiled : a.diagnosis).c_str());
   if (!r->note.empty()) std::printf("note: %s\n", r->note.c_str());
   std::printf("\n%-6s %-4s %-10s %-12s %-4s %-3s %-16s %-15s %-20s %-22s\n", "id", "seq", "operator", "parents", "gen",
               "isl", "model", "outcome", "reason", "speedup [95% CI]");
@@ -519,6 +538,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
     for (const auto& c : *cands)
       if (c.id == shown) {
         if (!c.rationale.empty()) std::printf("idea: %s\n", c.rationale.c_str());
+        if (auto a = evolve::profile_advice(c.verdict_json); !a.diagnosis.empty())
+          std::printf("profile: %s\n", a.diagnosis.c_str());
         std::printf("\n%s\n", c.source.c_str());
       }
   }

@@ -36,7 +36,7 @@ TEST(ShowCli, ProfilesAreShownWithTheRunAndTheCandidate) {
   Harness h(memory_bound_kernels());
   fs::path db = h.dir / "cli.db";
   auto ev = kevo_run({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db.string(), "--model",
-                      h.server.base_url() + "#m1", "--strategy", "evoengineer-full", "--budget-candidates", "4",
+                      h.server.base_url() + "#m1", "--strategy", "evoengineer-full", "--budget-candidates", "5", "--parallel", "1",
                       "--profile", "--quiet"},
                      h.dir);
   ASSERT_EQ(ev.exit_code, 0) << ev.err;
@@ -59,7 +59,7 @@ TEST(ShowCli, NoProfileFeedbackKeepsThemOutOfPrompts) {
   Harness h(memory_bound_kernels());
   fs::path db = h.dir / "cli.db";
   auto ev = kevo_run({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db.string(), "--model",
-                      h.server.base_url() + "#m1", "--strategy", "evoengineer-full", "--budget-candidates", "4",
+                      h.server.base_url() + "#m1", "--strategy", "evoengineer-full", "--budget-candidates", "5", "--parallel", "1",
                       "--profile", "--no-profile-feedback", "--quiet"},
                      h.dir);
   ASSERT_EQ(ev.exit_code, 0) << ev.err;

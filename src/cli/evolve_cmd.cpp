@@ -23,6 +23,7 @@
 #include "evolve/marker_evaluator.h"
 #include "evolve/task_context.h"
 #include "evolve/translate.h"
+#include "evolve/verifier_matrix.h"
 #include "interop/export.h"
 #include "llm/client.h"
 #include "llm/config.h"
@@ -54,7 +55,7 @@ std::string default_db() {
 }
 
 struct EvolveArgs {
-  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file;
+  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file, verifier_model;
   std::vector<std::string> models, overrides, events;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
@@ -218,11 +219,16 @@ Result<std::unique_ptr<evolve::JsonlEventSink>> events_of(const EvolveArgs& a) {
 struct Models {
   std::shared_ptr<llm::ResponseCache> cache;
   std::unique_ptr<llm::Ensemble> ensemble;
+  std::unique_ptr<llm::LlmClient> verifier;  // --verifier-model: shares the context (budget, cache)
 };
 
-Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed) {
+Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed,
+                         const std::string& verifier_model = "") {
   Models m;
-  if (lcfg.models.empty()) return m;
+  if (lcfg.models.empty()) {
+    if (!verifier_model.empty()) return fail("--verifier-model needs a proposing model (--model or [llm] models)");
+    return m;
+  }
   auto c = db.handle() ? llm::ResponseCache::attach(db.handle())
                        : llm::ResponseCache::open((cache_dir() / "llm_cache.sqlite").string());
   if (!c) return c.unexpected();
@@ -231,6 +237,11 @@ Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t 
   auto e = llm::make_ensemble(ctx);
   if (!e) return e.unexpected();
   m.ensemble = std::move(*e);
+  if (!verifier_model.empty()) {
+    auto v = llm::make_client(verifier_model, ctx);
+    if (!v) return fail("--verifier-model: {}", v.error().message);
+    m.verifier = std::move(*v);
+  }
   return m;
 }
 
@@ -296,7 +307,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   if (!lcfg) return evolve_fail(lcfg.error().message);
   auto events = events_of(a);
   if (!events) return evolve_fail(events.error().message);
-  auto models = models_of(*lcfg, **db, plan->opts.seed);
+  auto models = models_of(*lcfg, **db, plan->opts.seed, a.verifier_model);
   if (!models) return evolve_fail(models.error().message);
   auto evaluator = evaluator_of(a.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
@@ -325,6 +336,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   }
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_pool(pool->get());
+  engine.set_verifier(models->verifier.get());
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (*events) engine.set_events(events->get());
@@ -474,6 +486,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
               {"best_speedup", r->best_speedup}, {"final", f}, {"note", r->note},
               {"baseline", json::parse(r->baseline_json.empty() ? "null" : r->baseline_json, nullptr, false)},
               {"candidates", cs}};
+    if (auto ev = (*db)->events(run); ev)
+      if (auto m = evolve::verifier_matrix(*ev, *cands); m.calls > 0) j["verifier"] = m.to_json();
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -500,6 +514,10 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
                 c.model.c_str(), c.outcome.c_str(), c.reason.c_str(), sp.c_str());
   }
   std::printf("(* = became the best, with confidence)\n");
+  if (auto ev = (*db)->events(run); ev) {
+    std::string m = evolve::verifier_matrix(*ev, *cands).to_text();
+    if (!m.empty()) std::printf("\n%s", m.c_str());
+  }
   if (f.contains("attempts")) {
     std::printf("\nheld-out re-verification (fresh seed):\n");
     for (const auto& at : f["attempts"])
@@ -663,6 +681,9 @@ void register_evolve(CLI::App& app, int& exit_code) {
                 "Profile the baseline and every passing candidate with Nsight Compute (ncu) after its verdict");
   cmd->add_flag("--no-profile-feedback", a->no_profile_feedback,
                 "Leave the parents' profile diagnosis out of prompts (to compare its effect)");
+  cmd->add_option("--verifier-model", a->verifier_model,
+                  "LLM verifier: this model reviews each candidate before it is compiled; its answers are recorded "
+                  "next to the checker's verdicts (kevo show prints the matrix) and decide nothing");
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
   cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });

@@ -24,6 +24,7 @@
 #include "evolve/proposal.h"
 #include "evolve/task_context.h"
 #include "evolve/tuning.h"
+#include "evolve/verifier_matrix.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/json_fields.h"
@@ -192,6 +193,7 @@ struct State {
   std::map<std::string, int64_t> seen;  // source fingerprint -> first candidate (0: the baseline)
   std::map<int64_t, std::string> diagnoses;  // a profiled candidate's diagnosis, for its children
   bool told_not_profiled = false;            // "not profiled: why" is said once a run
+  llm::LlmClient* verifier = nullptr;        // the LLM verifier (never the gate); null: none
   std::set<std::string> evaluating;     // fingerprints of the evaluations in flight
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
@@ -405,6 +407,20 @@ class EvolutionRun {
     return c;
   }
 
+  store::LlmCallRow verifier_call_row(const VerifierAnswer& a) const {
+    store::LlmCallRow c;
+    c.run_id = s_.row.id;
+    c.model = a.model;
+    c.purpose = "verify";
+    c.input_tokens = a.input_tokens;
+    c.output_tokens = a.output_tokens;
+    c.cost_usd = a.cost_usd;
+    c.latency_s = a.latency_s;
+    c.from_cache = a.from_cache;
+    c.error = a.error;
+    return c;
+  }
+
   // Stores a completed candidate, updates the population and the best; returns the stored row.
   Result<store::CandidateRow> record(store::CandidateRow c, const std::vector<store::LlmCallRow>& calls) {
     c.run_id = s_.row.id;
@@ -519,6 +535,11 @@ class EvolutionRun {
     s_.llm_fail_in_row = 0;
     s_.tokens += p.response.usage.total();
     s_.cost += p.response.cost_usd;
+    if (p.verifier) {  // its calls count against the budgets like any other
+      ++s_.calls;
+      s_.tokens += p.verifier->input_tokens + p.verifier->output_tokens;
+      s_.cost += p.verifier->cost_usd;
+    }
     if (s_.hard_stop) {  // answered, but the run is stopping: keep the accounting only
       KEVO_TRY(db_.add_llm_call(call_row(p, "discarded: run stopping")));
       return {};
@@ -605,8 +626,11 @@ class EvolutionRun {
     c.answer = p.response.text;
     c.name = p.name;
     c.rationale = p.rationale;
-    auto stored = record(std::move(c), {call_row(p, "")});
+    std::vector<store::LlmCallRow> calls{call_row(p, "")};
+    if (p.verifier) calls.push_back(verifier_call_row(*p.verifier));
+    auto stored = record(std::move(c), calls);
     if (!stored) return stored.unexpected();
+    if (p.verifier) emit(kVerifierEvent, p.verifier->to_json(stored->id));
     if (ens_) {
       bool improved = is_valid(*stored) && stored->speedup > p.job.parent_speedup;
       ens_->reward(stored->model, improved ? 1.0 : 0.0);
@@ -642,7 +666,7 @@ class EvolutionRun {
         break;  // the calls in flight may still fail and free their place
       Job j = next_job();
       inflight.push_back(std::async(std::launch::async, [this, j = std::move(j)]() mutable {
-        return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_);
+        return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_, {s_.verifier, &s_.ctx});
       }));
     }
   }
@@ -929,6 +953,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   State s;
   s.row = std::move(row);
   s.opts = opts;
+  s.verifier = verifier_;
   s.pop = Population(opts.strategy.population);
   s.rng.seed(opts.seed ? opts.seed : std::random_device{}());
   s.row.status = store::RunStatus::kRunning;

@@ -163,6 +163,34 @@ Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
   return p;
 }
 
+// What the verifier checks: the failure classes the checker finds on a GPU, so that its answer
+// can be compared with the checker's verdict.
+constexpr const char* kVerifierChecklist =
+    "1. Compile: the file is valid CUDA C++ that nvcc compiles, with one exported kevo_forward as the ABI "
+    "requires.\n"
+    "2. Numerics: it computes what the task describes on every shape of the given form (bounds, tails, "
+    "reductions, accumulation precision) within the task's tolerance.\n"
+    "3. Memory: no out-of-bounds access, no race (missing __syncthreads), no uninitialized reads, no "
+    "assumption about sizes or alignment the interface does not promise.\n"
+    "4. Hacks: it does all the work on every call (no caching of results, no skipped work), on the given "
+    "stream only, in the task's precision, with no threads, files or forbidden libraries.";
+
+Prompt build_verifier_prompt(const TaskContext& c, const std::string& source) {
+  Prompt p;
+  p.system = "You are a meticulous CUDA code reviewer. You judge whether a kernel is correct and honest "
+             "before it is compiled and run.";
+  std::string u;
+  u += section("Task: " + c.task_name, c.description);
+  u += section("Interface", c.signature);
+  u += section("Candidate ABI (rules every kernel must follow)", c.abi_text);
+  u += section("Kernel to review", code_block(source));
+  u += section("Checklist", kVerifierChecklist);
+  u += "Answer with exactly two lines:\nVERDICT: PASS (every item holds) or VERDICT: FAIL\n"
+       "REASONS: the items that fail and why, briefly (or \"none\").";
+  p.user = std::move(u);
+  return p;
+}
+
 Prompt build_translate_prompt(const TranslatePromptInput& in) {
   Prompt p;
   p.system = kSystem;

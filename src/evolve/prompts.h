@@ -38,6 +38,10 @@ struct Prompt {
 
 Prompt build_prompt(const StrategyConfig& s, const PromptInput& in);
 
+// The LLM verifier (llm_verifier.h): the task's contract and a candidate, reviewed against a fixed
+// checklist (docs/EVOLVE.md lists it); the answer is "VERDICT: PASS|FAIL" and "REASONS: ...".
+Prompt build_verifier_prompt(const TaskContext& ctx, const std::string& source);
+
 // `kevo translate` (translate.h): a first kernel in the kevo ABI from the task's PyTorch
 // reference. Round 1 sends the task context (no baseline: there is none) and the module; later
 // rounds add the kernel that failed and what went wrong.

@@ -1,6 +1,6 @@
-// `kevo evolve --profile` and `kevo show` end to end (fake GPU, loopback model): the baseline's
-// diagnosis and the winner's are printed with the run, a candidate's whole profile with it, and
-// --no-profile-feedback keeps them out of the prompts.
+// `kevo evolve --profile --verifier-model` and `kevo show` end to end (fake GPU, loopback model):
+// the baseline's and the winner's diagnoses and the verifier's matrix are printed with the run, a
+// candidate's whole profile with it, and --no-profile-feedback keeps profiles out of the prompts.
 #include "harness.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -24,7 +24,8 @@ RunResult kevo_run(const std::vector<std::string>& args, const fs::path& home) {
 }
 
 PromptServer::Responder memory_bound_kernels() {
-  return [](const std::string&, int n) {
+  return [](const std::string& prompt, int n) {
+    if (contains(prompt, "## Checklist")) return std::string("VERDICT: PASS\nREASONS: none\n");  // the verifier
     return answer("v" + std::to_string(n), "idea " + std::to_string(n),
                   kernel_source("pass time_ms=" + std::to_string(1.8 * std::pow(0.9, n)) + " noise=0.01 dram=85 sm=12"));
   };
@@ -32,18 +33,26 @@ PromptServer::Responder memory_bound_kernels() {
 
 }  // namespace
 
-TEST(ShowCli, ProfilesAreShownWithTheRunAndTheCandidate) {
+TEST(ShowCli, ProfilesAndTheVerifierMatrixAreShownWithTheRun) {
   Harness h(memory_bound_kernels());
   fs::path db = h.dir / "cli.db";
   auto ev = kevo_run({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db.string(), "--model",
                       h.server.base_url() + "#m1", "--strategy", "evoengineer-full", "--budget-candidates", "5", "--parallel", "1",
-                      "--profile", "--quiet"},
+                      "--profile", "--verifier-model", h.server.base_url() + "#m1", "--quiet"},
                      h.dir);
   ASSERT_EQ(ev.exit_code, 0) << ev.err;
   auto show = kevo_run({"show", "1", "--db", db.string()}, h.dir);
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_TRUE(contains(show.out, "baseline profile: neither bound: DRAM 45%, SM 10% of peak")) << show.out;
   EXPECT_TRUE(contains(show.out, "profile: memory-bound: DRAM 85% of peak")) << show.out;
+  // The verifier passed all five, and the checker did too.
+  EXPECT_TRUE(contains(show.out, "against the checker, 5 candidates judged by both")) << show.out;
+  EXPECT_TRUE(contains(show.out, "TN 5")) << show.out;
+  auto js = kevo_run({"show", "1", "--db", db.string(), "--json"}, h.dir);
+  auto j = nlohmann::json::parse(js.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << js.out;
+  EXPECT_EQ(j["verifier"]["tn"], 5);
+  EXPECT_TRUE(j["verifier"]["precision"].is_null());  // it failed nothing
   auto one = kevo_run({"show", "1", "--db", db.string(), "--candidate", "2"}, h.dir);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_TRUE(contains(one.out, "--- profile (Nsight Compute on config 'main'")) << one.out;

@@ -70,6 +70,12 @@ Result<std::string> run_under_ncu(EvalSession& s, const std::string& ncu, const 
   rc.reset();
   fs::remove(wrapper);
   auto report = read_file(log);
+  // KEVO_NCU_KEEP=DIR keeps ncu's raw report (the GPU check records fixtures from it).
+  if (const char* keep = getenv("KEVO_NCU_KEEP"); keep && *keep && report) {
+    std::error_code ec;
+    fs::create_directories(keep, ec);
+    (void)write_file_atomic(fs::path(keep) / fmt::format("{}-{}.csv", s.task.name, getpid()), *report);
+  }
   fs::remove(log);
   if (!ran) return fail("the call under ncu failed: {}", ran.error().message);
   return (report ? *report : std::string()) + tail;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <toml++/toml.h>
 
 #include "evolve/llm_verifier.h"
 #include "evolve/prompts.h"
@@ -151,6 +152,51 @@ TEST(VerifierRun, WithoutAVerifierNothingIsAskedOrRecorded) {
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
   EXPECT_EQ(verifier_matrix(*ev, h.candidates(out->run_id)).calls, 0);
+}
+
+// kevo's adversarial and good kernels (tests/gpu/kernels/manifest.toml) reviewed by a loopback
+// model that answers by rule (FAIL on a few telltale words), against the verdicts the manifest
+// expects, which the GPU check asserts are the checker's (scripts/gpu-check.sh kernels). The
+// matrix is printed (VERIFIER_MATRIX) for the record; the test checks that every kernel lands in
+// exactly one cell, on the side the manifest puts it.
+TEST(VerifierRun, MatrixOverTheManifestKernels) {
+  const std::filesystem::path dir = std::filesystem::path(KEVO_SOURCE_DIR) / "tests" / "gpu" / "kernels";
+  toml::table t = toml::parse_file((dir / "manifest.toml").string());
+  auto* kernels = t["kernel"].as_array();
+  ASSERT_TRUE(kernels);
+  const char* telltales[] = {"cudaStreamCreate", "std::thread", "pthread", "static ", "cudaDeviceSetLimit",
+                             "cudaCtxResetPersistingL2Cache", "__half", "fork", "dlopen", "asm"};
+  Harness h([&](const std::string& prompt, int) {
+    std::string kernel = kernel_to_review(prompt);
+    for (const char* w : telltales)
+      if (contains(kernel, w)) return "VERDICT: FAIL\nREASONS: item 4: uses " + std::string(w) + "\n";
+    return std::string("VERDICT: PASS\nREASONS: none\n");
+  });
+  std::vector<store::CandidateRow> cands;
+  std::vector<store::EventRow> events;
+  int64_t bad = 0, good = 0;
+  for (const auto& n : *kernels) {
+    const auto& k = *n.as_table();
+    auto src = read_file(dir / k["file"].value_or(std::string()));
+    ASSERT_TRUE(src) << k["file"].value_or(std::string());
+    TaskContext ctx;
+    ctx.task_name = k["task"].value_or(std::string());
+    store::CandidateRow c;
+    c.id = static_cast<int64_t>(cands.size()) + 1;
+    c.outcome = k["expect"].value_or(std::string());
+    (c.outcome == "pass" ? good : bad) += 1;
+    VerifierAnswer a = run_verifier(*h.client, ctx, *src, c.id, h.cancel);
+    ASSERT_TRUE(a.parsed) << a.error << a.reasons;
+    events.push_back({.kind = kVerifierEvent, .data_json = a.to_json(c.id).dump()});
+    cands.push_back(c);
+  }
+  VerifierMatrix m = verifier_matrix(events, cands);
+  std::printf("VERIFIER_MATRIX manifest %s\n", m.to_json().dump().c_str());
+  EXPECT_EQ(m.tp + m.fn, bad);
+  EXPECT_EQ(m.fp + m.tn, good);
+  EXPECT_EQ(m.calls, static_cast<int64_t>(kernels->size()));
+  EXPECT_GE(kernels->size(), 40u);
+  EXPECT_GT(m.tp, 0);  // the rule catches some hacks (threads, streams)
 }
 
 }  // namespace

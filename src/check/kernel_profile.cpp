@@ -110,6 +110,17 @@ std::string safe_name(std::string_view s) {
   return out;
 }
 
+// ncu's own error line for a note: printable ASCII, cut.
+constexpr size_t kMaxNoteChars = 200;
+std::string safe_note(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (out.size() >= kMaxNoteChars) break;
+    out += c >= 0x20 && c < 0x7f ? c : ' ';
+  }
+  return out;
+}
+
 // One kernel's metrics by name, before they are sorted into a KernelProfile.
 struct RawKernel {
   std::string name;
@@ -194,7 +205,7 @@ Profile not_profiled(std::string_view text) {
   size_t at = text.find("==ERROR==");
   if (at != std::string_view::npos) {
     size_t end = text.find('\n', at);
-    why = safe_name(text.substr(at + 9, end == std::string_view::npos ? std::string_view::npos : end - at - 9));
+    why = safe_note(text.substr(at + 9, end == std::string_view::npos ? std::string_view::npos : end - at - 9));
   }
   if (perm) p.note = "no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM)";
   else if (text.find("No kernels were profiled") != std::string_view::npos) p.note = "ncu profiled no kernel";
@@ -276,7 +287,7 @@ Result<Profile> profile_from_json(const nlohmann::json& j) {
   auto status = parse_profile_status(st);
   if (!status) return fail("profile: field 'status' is '{}', expected profiled, no_ncu, no_permission or failed", st);
   p.status = *status;
-  p.note = f.get("note", std::string());
+  p.note = safe_note(f.get("note", std::string()));
   p.config = f.get("config", std::string());
   p.kernels_dropped = f.get("kernels_dropped", 0);
   KEVO_TRY(f.status());

@@ -66,9 +66,9 @@ TEST(KernelProfile, NcuFailuresAreNamed) {
       "NVIDIA GPU Performance Counters on the target device 0.\n");
   EXPECT_EQ(p.status, ProfileStatus::kNoPermission);
   EXPECT_NE(p.note.find("ERR_NVGPUCTRPERM"), std::string::npos);
-  p = read_ncu_report("==ERROR== Failed to find metric sm__bogus\n");
+  p = read_ncu_report("==ERROR== Failed to find metric sm__bogus.sum\n");
   EXPECT_EQ(p.status, ProfileStatus::kFailed);
-  EXPECT_NE(p.note.find("Failed to find metric sm__bogus"), std::string::npos) << p.note;
+  EXPECT_NE(p.note.find("Failed to find metric sm__bogus.sum"), std::string::npos) << p.note;
   p = read_ncu_report("==PROF== Connected\n==WARNING== No kernels were profiled.\n");
   EXPECT_EQ(p.status, ProfileStatus::kFailed);
   EXPECT_EQ(p.note, "ncu profiled no kernel");

@@ -11,6 +11,7 @@
 #include "evolve/prompts.h"
 #include "evolve/verifier_matrix.h"
 #include "harness.h"
+#include "util/fs.h"
 
 namespace kevo::evolve {
 namespace {

@@ -111,6 +111,8 @@ Result<EvalOptions> eval_options_from(const json& j) {
   KEVO_TRY(f.status());
   if (o.seeds < 1 || o.seeds > 1000) return fail("job options: seeds {} is out of range", o.seeds);
   if (!(o.time_budget_s > 0 && o.time_budget_s <= 3600)) return fail("job options: time_budget_s is out of range");
+  if (o.profile_timeout.count() < 1 || o.profile_timeout.count() > 600)
+    return fail("job options: profile_timeout_s {} is out of range (1 to 600)", o.profile_timeout.count());
   return o;
 }
 

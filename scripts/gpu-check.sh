@@ -16,7 +16,8 @@
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
 #   profile    `kevo eval --baseline --profile` (Nsight Compute) on 12 bundled baselines
 #              (KEVO_PROFILE_TASKS picks others); ncu's raw CSV reports are kept in $OUT/ncu/ to
-#              replace the constructed fixtures in tests/check/data/
+#              replace the constructed fixtures in tests/check/data/; then a scripted gelu run with
+#              profiles, prompts with and without the feedback (prompt length per proposal)
 # KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
 # Logs go to $KEVO_LOGS (default $OUT). The device tool returns only a few files from $OUT, so a
@@ -126,6 +127,9 @@ if has profile; then
   mkdir -p "$OUT/ncu"
   KEVO_NCU_KEEP="$OUT/ncu" shard profile 3 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Tasks/Profiled.*' || rc=1
   grep -hE "^DIAGNOSIS|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile.txt"
+  "$B/tests/gpu/evolve_e2e_test" --gtest_color=no --gtest_filter='EvolveE2E.ProfileFeedbackInPrompts' \
+    > "$OUT/profile-e2e.txt" 2>&1 || rc=1
+  grep -hE "^E2E_PROFILE|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile-e2e.txt"
 fi
 stamp "done rc=$rc"
 exit $rc

@@ -14,6 +14,10 @@
 #   torchoracle  the PyTorch oracle on the device data plane: real runners lend buffers to the
 #              bridge through CUDA IPC (tests/interop/torch_oracle_gpu_test.cpp, ~1-2 min)
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
+#   profile    `kevo eval --baseline --profile` (Nsight Compute) on 12 bundled baselines
+#              (KEVO_PROFILE_TASKS picks others); ncu's raw CSV reports are kept in $OUT/ncu/ to
+#              replace the constructed fixtures in tests/check/data/; then a scripted gelu run with
+#              profiles, prompts with and without the feedback (prompt length per proposal)
 # KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks.
 # Logs go to $KEVO_LOGS (default $OUT). The device tool returns only a few files from $OUT, so a
@@ -29,7 +33,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop profile}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -117,6 +121,15 @@ if has interop; then
   # Every task's line (a plain tail cut the first ones off), then the end.
   grep -E "^(INTEROP|EXPORT_TEST)|^== |winner|vs PyTorch" "$OUT/interop.txt"
   tail -12 "$OUT/interop.txt"
+fi
+if has profile; then
+  stamp profile
+  mkdir -p "$OUT/ncu"
+  KEVO_NCU_KEEP="$OUT/ncu" shard profile 3 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Tasks/Profiled.*' || rc=1
+  grep -hE "^DIAGNOSIS|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile.txt"
+  "$B/tests/gpu/evolve_e2e_test" --gtest_color=no --gtest_filter='EvolveE2E.ProfileFeedbackInPrompts' \
+    > "$OUT/profile-e2e.txt" 2>&1 || rc=1
+  grep -hE "^E2E_PROFILE|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile-e2e.txt"
 fi
 stamp "done rc=$rc"
 exit $rc

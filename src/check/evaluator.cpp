@@ -103,6 +103,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   if (!oracle_phase(s) || !load_phase(s) || !correctness_phase(s)) return s.finish();
   if (opts.time) timing_phase(s);
   if (opts.sanitize && v.outcome == Outcome::Pass) sanitize_phase(s);
+  if (opts.profile && v.outcome == Outcome::Pass) profile_phase(s);
   if (opts.torch_time && v.timing && v.outcome == Outcome::Pass) pytorch_phase(s);
   return s.finish();
 }

@@ -23,6 +23,10 @@ struct EvalOptions {
   bool held_out_only = false;       // only held_out configs (re-verifying a winner)
   bool static_gate = true;          // an unsafe static finding stops the evaluation
   bool sanitize = false;            // compute-sanitizer memcheck/racecheck/initcheck, smallest config
+  // A passing candidate's kernels profiled by Nsight Compute on the main config after the
+  // verdict (Verdict::profile); without ncu or counter permission the profile says why.
+  bool profile = false;
+  std::chrono::seconds profile_timeout{30};  // ncu replays each kernel ~10 times; a hang ends here
   int seeds = 3;
   std::optional<uint64_t> seed;     // default: fresh from the OS each evaluation
   std::string arch;                 // default: from the device (sm_90 when there is none)

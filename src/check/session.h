@@ -85,6 +85,7 @@ bool load_phase(EvalSession& s);
 bool correctness_phase(EvalSession& s);
 void timing_phase(EvalSession& s);
 void sanitize_phase(EvalSession& s);
+void profile_phase(EvalSession& s);
 void pytorch_phase(EvalSession& s);
 
 }  // namespace kevo

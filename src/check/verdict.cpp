@@ -130,6 +130,7 @@ nlohmann::json Verdict::to_json() const {
   for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason}, {"detail", f.detail}});
   if (device) j["device"] = device->to_json();
   if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
+  if (profile) j["profile"] = profile->to_json();
   return j;
 }
 
@@ -183,6 +184,12 @@ std::string Verdict::to_text() const {
   }
   for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason, f.detail);
   if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
+  if (profile) {
+    std::string lines = profile->to_text();
+    for (size_t at = 0; (at = lines.find('\n', at)) != std::string::npos && at + 1 < lines.size(); at += 1)
+      lines.insert(++at, "            ");
+    s += "  profile   " + lines;
+  }
   if (!phases.empty()) {
     std::string p;
     for (const auto& [name, sec] : phases) p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", name, sec);

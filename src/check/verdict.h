@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/kernel_profile.h"
 #include "check/outside_clock.h"
 #include "check/static_check.h"
 #include "compile/nvcc.h"
@@ -80,6 +81,10 @@ struct Verdict {
   std::vector<Flag> flags;
   std::optional<DeviceCeilings> device;
   std::string sanitizer;  // compute-sanitizer summary when --sanitize
+  // Nsight Compute's view of a passing candidate on the main config (EvalOptions::profile), taken
+  // after the verdict in a process of its own: advice for prompts and readers, never a figure
+  // of the verdict (check/kernel_profile.h).
+  std::optional<Profile> profile;
   double seconds = 0;
   // Where the seconds went, in order: setup (static checks, compile, runner and oracle start),
   // correctness, timing, sanitize, pytorch (only the phases that ran).

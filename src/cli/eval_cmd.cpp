@@ -19,6 +19,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     std::string task, candidate;
     bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
     bool sanitize = false, host_data = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
+    bool profile = false;
     int seeds = 3;
     uint64_t seed = 0;
     std::string arch;
@@ -38,6 +39,8 @@ void register_eval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--host-data", a->host_data,
                 "Draw inputs and compare outputs on the CPU even when the oracle is the baseline (default: on the GPU)");
   cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
+  cmd->add_flag("--profile", a->profile,
+                "Also profile a passing candidate with Nsight Compute (ncu) on the main config, after its verdict");
   cmd->add_flag("--no-static-gate", a->no_static_gate,
                 "Report unsafe static findings but keep going (to test the runtime defences)");
   cmd->add_option("--seeds", a->seeds, "Seeds per configuration (plus one wide draw)")->check(CLI::Range(1, 100));
@@ -73,6 +76,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.visible_only = a->visible_only;
     o.held_out_only = a->held_out_only;
     o.sanitize = a->sanitize;
+    o.profile = a->profile;
     o.device_data = !a->host_data;
     o.static_gate = !a->no_static_gate;
     o.seeds = a->seeds;

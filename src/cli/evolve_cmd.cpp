@@ -16,11 +16,14 @@
 #include "cli/commands.h"
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
+#include "check/profile_diagnosis.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
 #include "evolve/export.h"
 #include "evolve/marker_evaluator.h"
+#include "evolve/task_context.h"
 #include "evolve/translate.h"
+#include "evolve/verifier_matrix.h"
 #include "interop/export.h"
 #include "llm/client.h"
 #include "llm/config.h"
@@ -52,13 +55,13 @@ std::string default_db() {
 }
 
 struct EvolveArgs {
-  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file;
+  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file, verifier_model;
   std::vector<std::string> models, overrides, events;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
   double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
   uint64_t seed = 0;
-  bool fake_gpu = false, quiet = false, reverify_baseline = false;
+  bool fake_gpu = false, quiet = false, reverify_baseline = false, profile = false, no_profile_feedback = false;
   PoolArgs pool;
 };
 
@@ -198,6 +201,8 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  if (a.profile) opts.eval.profile = true;
+  if (a.no_profile_feedback) opts.strategy.profile_feedback = false;
   opts.reuse_baseline = !a.reverify_baseline;
   return EvolvePlan{std::move(*task), opts, resumed};
 }
@@ -214,11 +219,16 @@ Result<std::unique_ptr<evolve::JsonlEventSink>> events_of(const EvolveArgs& a) {
 struct Models {
   std::shared_ptr<llm::ResponseCache> cache;
   std::unique_ptr<llm::Ensemble> ensemble;
+  std::unique_ptr<llm::LlmClient> verifier;  // --verifier-model: shares the context (budget, cache)
 };
 
-Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed) {
+Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t seed,
+                         const std::string& verifier_model = "") {
   Models m;
-  if (lcfg.models.empty()) return m;
+  if (lcfg.models.empty()) {
+    if (!verifier_model.empty()) return fail("--verifier-model needs a proposing model (--model or [llm] models)");
+    return m;
+  }
   auto c = db.handle() ? llm::ResponseCache::attach(db.handle())
                        : llm::ResponseCache::open((cache_dir() / "llm_cache.sqlite").string());
   if (!c) return c.unexpected();
@@ -227,6 +237,11 @@ Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t 
   auto e = llm::make_ensemble(ctx);
   if (!e) return e.unexpected();
   m.ensemble = std::move(*e);
+  if (!verifier_model.empty()) {
+    auto v = llm::make_client(verifier_model, ctx);
+    if (!v) return fail("--verifier-model: {}", v.error().message);
+    m.verifier = std::move(*v);
+  }
   return m;
 }
 
@@ -292,7 +307,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   if (!lcfg) return evolve_fail(lcfg.error().message);
   auto events = events_of(a);
   if (!events) return evolve_fail(events.error().message);
-  auto models = models_of(*lcfg, **db, plan->opts.seed);
+  auto models = models_of(*lcfg, **db, plan->opts.seed, a.verifier_model);
   if (!models) return evolve_fail(models.error().message);
   auto evaluator = evaluator_of(a.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
@@ -321,6 +336,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   }
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_pool(pool->get());
+  engine.set_verifier(models->verifier.get());
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (*events) engine.set_events(events->get());
@@ -403,6 +419,34 @@ int runs_cmd(const std::string& dbpath) {
   return 0;
 }
 
+// `kevo show RUN --candidate ID`: prompt, answer, source, and the profile when there is one.
+void show_candidate(const store::CandidateRow& c, int64_t run, bool as_json) {
+  if (as_json) {
+    json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
+              {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
+              {"reason", c.reason}, {"message", c.message},
+              {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
+              static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
+  std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
+  if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
+  std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
+              c.answer.c_str(), c.source.c_str());
+  auto v = json::parse(c.verdict_json.empty() ? "{}" : c.verdict_json, nullptr, false);
+  if (!v.is_object() || !v.contains("profile")) return;
+  auto p = profile_from_json(v["profile"]);
+  if (!p) {
+    std::printf("\n--- profile ---\n(unreadable: %s)\n", p.error().message.c_str());
+    return;
+  }
+  std::string d = diagnose_profile(*p);
+  std::printf("\n--- profile (Nsight Compute on config '%s'; advice, not part of the verdict) ---\n%s%s%s\n",
+              p->config.c_str(), p->to_text().c_str(), d.empty() ? "" : "diagnosis: ", d.c_str());
+}
+
 int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_json) {
   auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
@@ -422,20 +466,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   if (candidate) {
     for (const auto& c : *cands)
       if (c.id == candidate) {
-        if (as_json) {
-          json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
-                    {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
-                    {"reason", c.reason}, {"message", c.message},
-                    {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
-          std::printf("%s\n", j.dump(2).c_str());
-        } else {
-          std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
-                      static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
-          std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
-          if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
-          std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
-                      c.answer.c_str(), c.source.c_str());
-        }
+        show_candidate(c, run, as_json);
         return 0;
       }
     std::fprintf(stderr, "kevo show: run %lld has no candidate %lld\n", static_cast<long long>(run),
@@ -455,6 +486,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
               {"best_speedup", r->best_speedup}, {"final", f}, {"note", r->note},
               {"baseline", json::parse(r->baseline_json.empty() ? "null" : r->baseline_json, nullptr, false)},
               {"candidates", cs}};
+    if (auto ev = (*db)->events(run); ev)
+      if (auto m = evolve::verifier_matrix(*ev, *cands); m.calls > 0) j["verifier"] = m.to_json();
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -465,6 +498,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   if (base.is_object() && base.contains("time_ms"))
     std::printf("baseline %.4g ms on %s%s\n", base.value("time_ms", 0.0), base.value("gpu", "?").c_str(),
                 base.value("fake_evaluator", false) ? "  (FAKE evaluator: nothing was run on a GPU)" : "");
+  if (auto a = evolve::profile_advice(r->baseline_json); !a.diagnosis.empty() || !a.not_profiled.empty())
+    std::printf("baseline profile: %s\n", (a.diagnosis.empty() ? "not profiled: " + a.not_profiled : a.diagnosis).c_str());
   if (!r->note.empty()) std::printf("note: %s\n", r->note.c_str());
   std::printf("\n%-6s %-4s %-10s %-12s %-4s %-3s %-16s %-15s %-20s %-22s\n", "id", "seq", "operator", "parents", "gen",
               "isl", "model", "outcome", "reason", "speedup [95% CI]");
@@ -479,6 +514,10 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
                 c.model.c_str(), c.outcome.c_str(), c.reason.c_str(), sp.c_str());
   }
   std::printf("(* = became the best, with confidence)\n");
+  if (auto ev = (*db)->events(run); ev) {
+    std::string m = evolve::verifier_matrix(*ev, *cands).to_text();
+    if (!m.empty()) std::printf("\n%s", m.c_str());
+  }
   if (f.contains("attempts")) {
     std::printf("\nheld-out re-verification (fresh seed):\n");
     for (const auto& at : f["attempts"])
@@ -517,6 +556,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
     for (const auto& c : *cands)
       if (c.id == shown) {
         if (!c.rationale.empty()) std::printf("idea: %s\n", c.rationale.c_str());
+        if (auto a = evolve::profile_advice(c.verdict_json); !a.diagnosis.empty())
+          std::printf("profile: %s\n", a.diagnosis.c_str());
         std::printf("\n%s\n", c.source.c_str());
       }
   }
@@ -636,6 +677,13 @@ void register_evolve(CLI::App& app, int& exit_code) {
   add_pool_options(cmd, a->pool);
   cmd->add_flag("--reverify-baseline", a->reverify_baseline,
                 "Check the baseline again even if an earlier run verified it with this task, GPU, toolkit and kevo");
+  cmd->add_flag("--profile", a->profile,
+                "Profile the baseline and every passing candidate with Nsight Compute (ncu) after its verdict");
+  cmd->add_flag("--no-profile-feedback", a->no_profile_feedback,
+                "Leave the parents' profile diagnosis out of prompts (to compare its effect)");
+  cmd->add_option("--verifier-model", a->verifier_model,
+                  "LLM verifier: this model reviews each candidate before it is compiled; its answers are recorded "
+                  "next to the checker's verdicts (kevo show prints the matrix) and decide nothing");
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--fake-gpu", a->fake_gpu, "Test only: verdicts from '// fake:' markers, no GPU")->group("");
   cmd->callback([a, cmd, &exit_code] { exit_code = run_evolve(*a, cmd); });

@@ -24,6 +24,7 @@
 #include "evolve/proposal.h"
 #include "evolve/task_context.h"
 #include "evolve/tuning.h"
+#include "evolve/verifier_matrix.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/json_fields.h"
@@ -73,6 +74,7 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   o.seed = f.get("seed", uint64_t{0});
   o.eval.seeds = f.get("eval_seeds", o.eval.seeds);
   o.eval.time_budget_s = f.get("eval_time_budget_s", o.eval.time_budget_s);
+  o.eval.profile = f.get("eval_profile", o.eval.profile);
   KEVO_TRY(f.status());
   return o;
 }
@@ -133,6 +135,7 @@ json baseline_summary(const Verdict& v, bool fake) {
     j["sol_floor_ms"] = v.timing->floor.floor_ms;
     j["sol_bound"] = v.timing->floor.bound ? v.timing->floor.bound : "";
   }
+  if (v.profile) j["profile"] = v.profile->to_json();
   return j;
 }
 
@@ -147,6 +150,8 @@ Verdict verdict_from_summary(const json& j) {
     t.floor.bound = j.value("sol_bound", "") == "compute" ? "compute" : "memory";
     v.timing = t;
   }
+  if (j.contains("profile"))  // advice only: a damaged one is left out
+    if (auto p = profile_from_json(j["profile"])) v.profile = std::move(*p);
   return v;
 }
 
@@ -186,6 +191,9 @@ struct State {
   double cost = 0, gpu_s = 0;
   std::deque<Job> repairs;
   std::map<std::string, int64_t> seen;  // source fingerprint -> first candidate (0: the baseline)
+  std::map<int64_t, std::string> diagnoses;  // a profiled candidate's diagnosis, for its children
+  bool told_not_profiled = false;            // "not profiled: why" is said once a run
+  llm::LlmClient* verifier = nullptr;        // the LLM verifier (never the gate); null: none
   std::set<std::string> evaluating;     // fingerprints of the evaluations in flight
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
@@ -242,6 +250,12 @@ class EvolutionRun {
 
   // Candidates that were really evaluated (not invalid answers, not repeats) define a program seen.
   void remember_source(const store::CandidateRow& c) {
+    if (c.outcome == "pass" && !c.verdict_json.empty()) {
+      ProfileAdvice a = profile_advice(c.verdict_json);
+      if (!a.diagnosis.empty()) s_.diagnoses[c.id] = a.diagnosis;
+      if (!a.not_profiled.empty() && !std::exchange(s_.told_not_profiled, true))
+        spdlog::warn("candidates are not profiled: {}; the search goes on without profiles", a.not_profiled);
+    }
     if (c.outcome == "invalid_answer" || c.outcome == "duplicate" || c.source.empty()) return;
     s_.seen.emplace(ev_.fingerprint(c.source), c.id);
   }
@@ -293,7 +307,9 @@ class EvolutionRun {
       auto it = s_.rows.find(m.id);
       if (it == s_.rows.end()) continue;
       const auto& r = it->second;
-      out.push_back({r.id, r.name, r.rationale, r.source, r.speedup, r.time_ms});
+      auto d = s_.diagnoses.find(r.id);
+      out.push_back({r.id, r.name, r.rationale, r.source, r.speedup, r.time_ms,
+                     d == s_.diagnoses.end() ? std::string() : d->second});
     }
     return out;
   }
@@ -388,6 +404,20 @@ class EvolutionRun {
     c.latency_s = p.response.latency_s;
     c.from_cache = p.response.from_cache;
     c.error = error;
+    return c;
+  }
+
+  store::LlmCallRow verifier_call_row(const VerifierAnswer& a) const {
+    store::LlmCallRow c;
+    c.run_id = s_.row.id;
+    c.model = a.model;
+    c.purpose = "verify";
+    c.input_tokens = a.input_tokens;
+    c.output_tokens = a.output_tokens;
+    c.cost_usd = a.cost_usd;
+    c.latency_s = a.latency_s;
+    c.from_cache = a.from_cache;
+    c.error = a.error;
     return c;
   }
 
@@ -505,6 +535,11 @@ class EvolutionRun {
     s_.llm_fail_in_row = 0;
     s_.tokens += p.response.usage.total();
     s_.cost += p.response.cost_usd;
+    if (p.verifier) {  // its calls count against the budgets like any other
+      ++s_.calls;
+      s_.tokens += p.verifier->input_tokens + p.verifier->output_tokens;
+      s_.cost += p.verifier->cost_usd;
+    }
     if (s_.hard_stop) {  // answered, but the run is stopping: keep the accounting only
       KEVO_TRY(db_.add_llm_call(call_row(p, "discarded: run stopping")));
       return {};
@@ -591,8 +626,11 @@ class EvolutionRun {
     c.answer = p.response.text;
     c.name = p.name;
     c.rationale = p.rationale;
-    auto stored = record(std::move(c), {call_row(p, "")});
+    std::vector<store::LlmCallRow> calls{call_row(p, "")};
+    if (p.verifier) calls.push_back(verifier_call_row(*p.verifier));
+    auto stored = record(std::move(c), calls);
     if (!stored) return stored.unexpected();
+    if (p.verifier) emit(kVerifierEvent, p.verifier->to_json(stored->id));
     if (ens_) {
       bool improved = is_valid(*stored) && stored->speedup > p.job.parent_speedup;
       ens_->reward(stored->model, improved ? 1.0 : 0.0);
@@ -628,7 +666,7 @@ class EvolutionRun {
         break;  // the calls in flight may still fail and free their place
       Job j = next_job();
       inflight.push_back(std::async(std::launch::async, [this, j = std::move(j)]() mutable {
-        return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_);
+        return make_proposal(std::move(j), *llm_, inner_cancel_, ev_, task_, work_dir_, {s_.verifier, &s_.ctx});
       }));
     }
   }
@@ -762,6 +800,7 @@ class EvolutionRun {
       o.time = true;
       o.seed.reset();  // fresh inputs: nothing the search saw
       o.torch_time = !task_.torch_reference.empty();  // the winner next to PyTorch, once
+      o.profile = false;                               // held-out configs: nothing for a prompt
       auto ev = evaluate_now(file, r->source, o);
       if (!ev) {
         VerifyAttempt lost;
@@ -834,7 +873,10 @@ Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluato
   if (opts.reuse_baseline && !evaluator_.is_fake()) {
     auto k = baseline_key(task_, evaluator_.cuda_version());
     if (k) key = *k;
-    if (auto rec = key ? load_baseline_record(*key, baseline_record_dir()) : std::nullopt) {
+    auto rec = key ? load_baseline_record(*key, baseline_record_dir()) : std::nullopt;
+    // Profiles asked for and none recorded: the baseline is checked again, and profiled.
+    if (rec && opts.eval.profile && !rec->summary.contains("profile")) rec.reset();
+    if (rec) {
       json summary = rec->summary;
       summary["reused"] = {{"verified_at", rec->verified_at}, {"key", key->to_json()}};
       if (summary.contains("arch")) evaluator_.remember_arch(summary.value("arch", ""));
@@ -881,6 +923,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"seed", opts.seed},
               {"eval_seeds", opts.eval.seeds},
               {"eval_time_budget_s", opts.eval.time_budget_s},
+              {"eval_profile", opts.eval.profile},
               {"llm", llm_ ? llm_->name() : ""},
               {"fake_evaluator", evaluator_.is_fake()}};
   row.config_json = cfg.dump();
@@ -910,6 +953,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   State s;
   s.row = std::move(row);
   s.opts = opts;
+  s.verifier = verifier_;
   s.pop = Population(opts.strategy.population);
   s.rng.seed(opts.seed ? opts.seed : std::random_device{}());
   s.row.status = store::RunStatus::kRunning;

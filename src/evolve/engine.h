@@ -98,6 +98,9 @@ class Engine {
   // Where evaluations run (several at once: eval_pool.h); default: `evaluator`, one at a time.
   // The evaluator still serves warm(), fingerprint() and cuda_version().
   void set_pool(EvalPool* pool) { pool_ = pool; }
+  // The LLM verifier (llm_verifier.h): reviews every candidate before it is compiled; its answer
+  // is recorded beside the checker's verdict and decides nothing. Null (the default): none.
+  void set_verifier(llm::LlmClient* verifier) { verifier_ = verifier; }
 
   Result<RunOutcome> start(const EngineOptions& opts);
   // Continues a stored run with its population rebuilt from the database.
@@ -114,6 +117,7 @@ class Engine {
   const llm::CancelToken& cancel_;
   EventSink* events_ = nullptr;
   EvalPool* pool_ = nullptr;
+  llm::LlmClient* verifier_ = nullptr;
   std::function<void(const Progress&)> progress_;
 };
 

@@ -3,6 +3,7 @@
 // in `kevo evolve --fake-gpu` dry runs. Runs made with it are marked fake in the database.
 //
 //   // fake: pass time_ms=1.25 [noise=0.02] [regs=64] [smem=4096] [wall_s=0.2 | sleep_ms=20]
+//                [dram=82] [sm=20]   (asked for a profile: one kernel at these % of peak; none: "no ncu")
 //   // fake: compile_error <diagnostic text>
 //   // fake: incorrect <first mismatch text>
 //   // fake: unsafe <reason>        // fake: crash        // fake: timeout
@@ -12,7 +13,8 @@
 // evaluation pool and the workers mean something without a GPU.
 // A source with no marker is incorrect ("no fake marker"). Speedup = baseline_ms / time_ms with a
 // CI of +-noise (relative); asked for PyTorch times (EvalOptions::torch_time), it reports eager at
-// the baseline's time and torch.compile 20% faster. Every call is recorded for tests.
+// the baseline's time and torch.compile 20% faster; asked for a profile, the baseline's is DRAM 45%,
+// SM 10% of peak. Every call is recorded for tests.
 #pragma once
 
 #include <mutex>

@@ -57,6 +57,7 @@ std::string task_part(const StrategyConfig& s, const TaskContext& c, bool show_b
   if (show_baseline && !c.baseline_code.empty()) {
     std::string b = code_block(c.baseline_code);
     if (c.baseline_ms > 0) b += fmt::format("\nIt takes {:.4g} ms on the timed shape.", c.baseline_ms);
+    if (s.profile_feedback && !c.baseline_diagnosis.empty()) b += "\nProfile: " + c.baseline_diagnosis;
     out += section("Baseline implementation (correct, to be beaten)", b);
   }
   if (c.sol_floor_ms > 0)
@@ -71,6 +72,7 @@ std::string solution_part(const StrategyConfig& s, const SolutionView& v, const 
   std::string body;
   if (s.info.solutions && v.speedup > 0)
     body += fmt::format("speedup over the baseline: {:.3f}x ({:.4g} ms)\n", v.speedup, v.time_ms);
+  if (s.profile_feedback && !v.diagnosis.empty()) body += "profile: " + v.diagnosis + "\n";
   if (s.info.insights && !v.rationale.empty()) body += "idea: " + v.rationale + "\n";
   body += code_block(v.source);
   return section(title, body);
@@ -157,6 +159,34 @@ Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
       break;
   }
   u += answer_format(s, in.op);
+  p.user = std::move(u);
+  return p;
+}
+
+// What the verifier checks: the failure classes the checker finds on a GPU, so that its answer
+// can be compared with the checker's verdict.
+constexpr const char* kVerifierChecklist =
+    "1. Compile: the file is valid CUDA C++ that nvcc compiles, with one exported kevo_forward as the ABI "
+    "requires.\n"
+    "2. Numerics: it computes what the task describes on every shape of the given form (bounds, tails, "
+    "reductions, accumulation precision) within the task's tolerance.\n"
+    "3. Memory: no out-of-bounds access, no race (missing __syncthreads), no uninitialized reads, no "
+    "assumption about sizes or alignment the interface does not promise.\n"
+    "4. Hacks: it does all the work on every call (no caching of results, no skipped work), on the given "
+    "stream only, in the task's precision, with no threads, files or forbidden libraries.";
+
+Prompt build_verifier_prompt(const TaskContext& c, const std::string& source) {
+  Prompt p;
+  p.system = "You are a meticulous CUDA code reviewer. You judge whether a kernel is correct and honest "
+             "before it is compiled and run.";
+  std::string u;
+  u += section("Task: " + c.task_name, c.description);
+  u += section("Interface", c.signature);
+  u += section("Candidate ABI (rules every kernel must follow)", c.abi_text);
+  u += section("Kernel to review", code_block(source));
+  u += section("Checklist", kVerifierChecklist);
+  u += "Answer with exactly two lines:\nVERDICT: PASS (every item holds) or VERDICT: FAIL\n"
+       "REASONS: the items that fail and why, briefly (or \"none\").";
   p.user = std::move(u);
   return p;
 }

@@ -14,6 +14,7 @@ struct SolutionView {  // I2: an earlier solution
   int64_t id = 0;
   std::string name, rationale, source;
   double speedup = 0, time_ms = 0;
+  std::string diagnosis;  // its profile read by rule (check/profile_diagnosis.h); empty: none
 };
 
 struct InsightView {  // I3: what an earlier candidate tried and what came of it
@@ -36,6 +37,10 @@ struct Prompt {
 };
 
 Prompt build_prompt(const StrategyConfig& s, const PromptInput& in);
+
+// The LLM verifier (llm_verifier.h): the task's contract and a candidate, reviewed against a fixed
+// checklist (docs/EVOLVE.md lists it); the answer is "VERDICT: PASS|FAIL" and "REASONS: ...".
+Prompt build_verifier_prompt(const TaskContext& ctx, const std::string& source);
 
 // `kevo translate` (translate.h): a first kernel in the kevo ABI from the task's PyTorch
 // reference. Round 1 sends the task context (no baseline: there is none) and the module; later

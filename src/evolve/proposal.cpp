@@ -9,7 +9,8 @@
 namespace kevo::evolve {
 
 Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& cancel,
-                       CandidateEvaluator& evaluator, const Task& task, const std::filesystem::path& work_dir) {
+                       CandidateEvaluator& evaluator, const Task& task, const std::filesystem::path& work_dir,
+                       VerifierSetup verifier) {
   Proposal p;
   p.job = std::move(job);
   llm::ChatRequest req = llm::ChatRequest::user(p.job.prompt.user, p.job.prompt.system);
@@ -52,6 +53,8 @@ Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& can
     p.source.clear();
     return p;
   }
+  if (verifier.client && verifier.ctx && !cancel.cancelled())
+    p.verifier = run_verifier(*verifier.client, *verifier.ctx, p.source, p.job.no, cancel);
   if (!cancel.cancelled()) evaluator.warm(task, p.source);
   return p;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evolve/candidate_evaluator.h"
+#include "evolve/llm_verifier.h"
 #include "evolve/prompts.h"
 #include "evolve/strategy.h"
 #include "llm/cancel.h"
@@ -38,9 +39,17 @@ struct Proposal {
   std::string invalid_reason;  // "no_code", "edit_failed": not evaluated
   std::string invalid_message;
   std::filesystem::path file;
+  std::optional<VerifierAnswer> verifier;  // the LLM verifier's review, when one is configured
+};
+
+// The LLM verifier a proposal asks before its candidate is compiled (llm_verifier.h).
+struct VerifierSetup {
+  llm::LlmClient* client = nullptr;
+  const TaskContext* ctx = nullptr;
 };
 
 Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& cancel,
-                       CandidateEvaluator& evaluator, const Task& task, const std::filesystem::path& work_dir);
+                       CandidateEvaluator& evaluator, const Task& task, const std::filesystem::path& work_dir,
+                       VerifierSetup verifier = {});
 
 }  // namespace kevo::evolve

@@ -123,6 +123,7 @@ nlohmann::json StrategyConfig::to_json() const {
           {"max_candidates", max_candidates},
           {"stagnation", stagnation},
           {"verify_fallbacks", verify_fallbacks},
+          {"profile_feedback", profile_feedback},
           {"style", style}};
 }
 
@@ -162,6 +163,7 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.max_candidates = f.get("max_candidates", s.max_candidates);
   s.stagnation = f.get("stagnation", s.stagnation);
   s.verify_fallbacks = f.get("verify_fallbacks", s.verify_fallbacks);
+  s.profile_feedback = f.get("profile_feedback", s.profile_feedback);
   s.style = f.get("style", s.style);
   KEVO_TRY(f.status());
   return s;
@@ -208,7 +210,10 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
     else if (k == "solutions_shown") KEVO_TRY(need_int(s.solutions_shown));
     else if (k == "insights_shown") KEVO_TRY(need_int(s.insights_shown));
     else if (k == "verify_fallbacks") KEVO_TRY(need_int(s.verify_fallbacks));
-    else if (k == "policy") {
+    else if (k == "profile_feedback") {
+      if (!node.is_boolean()) return fail("config line {}: evolve.profile_feedback must be true or false", line);
+      s.profile_feedback = *node.value<bool>();
+    } else if (k == "policy") {
       auto p = parse_policy(node.value<std::string>().value_or(""));
       if (!p) return fail("config line {}: {}", line, p.error().message);
       s.population.kind = *p;

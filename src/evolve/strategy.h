@@ -42,6 +42,9 @@ struct StrategyConfig {
   int max_candidates = 45;  // default budget per task
   int stagnation = 0;       // stop after this many completed candidates without a new best; 0: never
   int verify_fallbacks = 2;  // runners-up re-verified if the best fails held-out
+  // A parent's profile (check/profile_diagnosis.h) goes into the child's prompt next to its speedup,
+  // the baseline's next to the baseline; false leaves it out, so its effect can be compared.
+  bool profile_feedback = true;
   std::string style;        // prompt style: "evoengineer", "eoh", "funsearch", "ai-cuda-engineer", "kevo"
 
   nlohmann::json to_json() const;

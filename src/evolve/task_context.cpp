@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "check/profile_diagnosis.h"
 #include "util/fs.h"
 
 namespace kevo::evolve {
@@ -83,7 +84,17 @@ TaskContext make_task_context(const Task& task, const Verdict& baseline, const s
     c.sol_floor_ms = baseline.timing->floor.floor_ms;
     c.sol_bound = baseline.timing->floor.bound ? baseline.timing->floor.bound : "";
   }
+  if (baseline.profile) c.baseline_diagnosis = diagnose_profile(*baseline.profile);
   return c;
+}
+
+ProfileAdvice profile_advice(const std::string& verdict_json) {
+  auto j = nlohmann::json::parse(verdict_json, nullptr, false);
+  if (!j.is_object() || !j.contains("profile")) return {};
+  auto p = profile_from_json(j["profile"]);
+  if (!p) return {};
+  if (p->status != ProfileStatus::kProfiled) return {"", fmt::format("{} ({})", p->note, to_string(p->status))};
+  return {diagnose_profile(*p), ""};
 }
 
 std::string scrub_held_out(std::string text, const Task& task) {

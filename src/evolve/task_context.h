@@ -22,6 +22,7 @@ struct TaskContext {
   double baseline_ms = 0;    // the baseline's median on the main config (0: unknown)
   double sol_floor_ms = 0;   // speed-of-light floor on the main config (0: unknown)
   std::string sol_bound;     // "memory" or "compute"
+  std::string baseline_diagnosis;  // the baseline's profile read by rule (empty: not profiled)
 };
 
 // The ABI text from docs/ABI.md (under kevo_home()), or a built-in summary when it is missing.
@@ -29,6 +30,14 @@ std::string load_abi_text();
 
 TaskContext make_task_context(const Task& task, const Verdict& baseline, const std::string& cuda_version,
                               const std::string& abi_text);
+
+// What a stored verdict's profile (Verdict::profile) says, for the next prompt: the rule-based
+// diagnosis, or the note of a profile not taken ("ncu not found"). Both empty when the verdict has
+// no profile or its JSON is damaged (advice only: nothing fails for want of it).
+struct ProfileAdvice {
+  std::string diagnosis, not_profiled;
+};
+ProfileAdvice profile_advice(const std::string& verdict_json);
 
 // Replaces held-out config names in text that is going back to a model (a diagnostic, a
 // mismatch line). Evolution evaluates visible configs only, so this is a second line of defence.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/metrics.h"
+#include "evolve/task_context.h"
 #include "report/charts.h"
 #include "report/html.h"
 #include "util/fs.h"
@@ -267,6 +268,28 @@ std::string task_table(const bench::BenchTable& t) {
 
 }  // namespace
 
+// The LLM verifier against the checker, one small matrix per run that had one.
+std::string verifier_tables(const TableData& d) {
+  if (d.verifier.empty()) return {};
+  std::string h = "<h3>LLM verifier against the checker</h3>\n<p class=muted>Positive: the verifier answered FAIL; "
+                  "truth: the checker's verdict. It never decided anything in these runs.</p>\n";
+  auto ratio = [](std::optional<double> v) { return v ? fmt::format("{:.2f}", *v) : std::string("n/a"); };
+  for (const auto& r : d.table.tasks) {
+    auto it = d.verifier.find(r.run_id);
+    if (it == d.verifier.end()) continue;
+    const auto& m = it->second;
+    h += fmt::format("<table><caption>{} (run {}, {})</caption><tr><th></th><th>checker fail</th><th>checker pass</th>"
+                     "</tr><tr><th>verifier FAIL</th><td>TP {}</td><td>FP {}</td></tr><tr><th>verifier PASS</th>"
+                     "<td>FN {}</td><td>TN {}</td></tr></table>\n",
+                     escape(r.task), r.run_id, escape(m.models), m.tp, m.fp, m.fn, m.tn);
+    h += fmt::format("<p>precision {}, recall {}; {} calls, {} tokens, ${:.4f}; {} unanswered, {} not judged by the "
+                     "checker</p>\n",
+                     ratio(m.precision()), ratio(m.recall()), m.calls, m.input_tokens + m.output_tokens, m.cost_usd,
+                     m.unanswered, m.no_verdict);
+  }
+  return h;
+}
+
 Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& db_or_runs) {
   std::vector<TableData> out;
   for (const auto& arg : db_or_runs) {
@@ -285,6 +308,9 @@ Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& 
         if (!run) return run.unexpected();
         auto src = read_file(std::filesystem::path(run->task_dir) / "baseline.cu");
         d.baseline_source[r.run_id] = src ? *src : std::string();
+        auto ev = (*db)->events(r.run_id);
+        if (!ev) return ev.unexpected();
+        if (auto m = evolve::verifier_matrix(*ev, d.candidates[r.run_id]); m.calls > 0) d.verifier[r.run_id] = m;
       }
       d.table = std::move(t);
       out.push_back(std::move(d));
@@ -338,11 +364,14 @@ std::string render_html(const std::vector<TableData>& data, const std::string& t
                        fmt_speedup(r.speedup), r.verified ? "(verified on held-out shapes)" : "(unverified)");
       h += "<div class=scroll>" + lineage_svg(chain) + "</div>\n";
       if (!chain.front()->rationale.empty()) h += "<p>idea: " + escape(chain.front()->rationale) + "</p>\n";
+      if (auto a = evolve::profile_advice(chain.front()->verdict_json); !a.diagnosis.empty())
+        h += "<p>profile (Nsight Compute, advice only): " + escape(a.diagnosis) + "</p>\n";
       const auto& base = d.baseline_source.count(r.run_id) ? d.baseline_source.at(r.run_id) : std::string();
       if (base.empty()) h += "<p class=muted>the baseline source was not found (task directory moved?)</p>\n";
       h += diff_table(base, chain.front()->source, r.best_candidate);
       h += "</details>\n";
     }
+    h += verifier_tables(d);
   }
   return h + "</body></html>\n";
 }

@@ -1,7 +1,8 @@
 // `kevo report`: one self-contained HTML file (inline CSS and SVG, no script, nothing fetched)
 // from one or more run databases or bench results. Charts are SVG written here: best-so-far
 // speedup against candidate count per task, the speedup distribution per strategy, validity and
-// compile rates, the winner's lineage, and the winner's code beside the baseline with a line diff.
+// compile rates, the winner's lineage, its profile diagnosis, and its code beside the baseline with
+// a line diff; the LLM verifier's confusion matrix for runs that had one.
 // Every figure comes from bench/metrics.h (via bench/table.h), so it matches `kevo bench table`.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bench/table.h"
+#include "evolve/verifier_matrix.h"
 
 namespace kevo::report {
 
@@ -17,6 +19,7 @@ struct TableData {
   bench::BenchTable table;
   std::map<int64_t, std::vector<store::CandidateRow>> candidates;  // by run id
   std::map<int64_t, std::string> baseline_source;                  // by run id; empty: not found
+  std::map<int64_t, evolve::VerifierMatrix> verifier;              // by run id; only runs that had one
 };
 
 // Loads every table named by the arguments (database paths, bench JSON files or folders).

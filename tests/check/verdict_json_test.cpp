@@ -54,6 +54,15 @@ Verdict full_verdict() {
   v.device = DeviceCeilings{.name = "NVIDIA H100", .uuid = "GPU-1", .copy_gbps = 3000};
   v.phases = {{"setup", 0.5}, {"correctness", 0.5}, {"timing", 0.5}};
   v.work["oracle"] = 0.1;
+  Profile prof;
+  prof.status = ProfileStatus::kProfiled;
+  prof.config = "main";
+  KernelProfile k;
+  k.name = "k";
+  k.duration_us = 1200, k.dram_pct = 81.5, k.registers_per_thread = 40, k.occupancy_limiter = "registers";
+  k.top_stalls = {{"long_scoreboard", 12.5}};
+  prof.kernels.push_back(k);
+  v.profile = prof;
   return v;
 }
 
@@ -68,6 +77,17 @@ TEST(VerdictJson, RoundTripKeepsEveryFigure) {
   EXPECT_EQ(r->to_json(), v.to_json());
   EXPECT_EQ(r->seed, v.seed);
   EXPECT_EQ(std::string(r->timing->floor.bound), "compute");
+  ASSERT_TRUE(r->profile);
+  EXPECT_EQ(r->profile->kernels.at(0).top_stalls.at(0).reason, "long_scoreboard");
+  EXPECT_NE(v.to_text().find("  profile   kernel 1 k: 1200 us"), std::string::npos) << v.to_text();
+}
+
+TEST(VerdictJson, ADamagedProfileIsNamed) {
+  auto j = full_verdict().to_json();
+  j["profile"]["kernels"][0]["dram_pct"] = "high";
+  auto r = verdict_from_json(j);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("dram_pct"), std::string::npos) << r.error().message;
 }
 
 TEST(VerdictJson, FailedVerdictsComeBackWithTheirReason) {

@@ -559,5 +559,47 @@ TEST(Verification, TheWinnerIsTimedAgainstPyTorchOnceWhenTheTaskHasAReference) {
   EXPECT_NE(out->verification.back().pytorch_line.find("vs PyTorch: eager"), std::string::npos);
 }
 
+// Profiles (issue 22): with --profile every passing candidate and the baseline carry a profile,
+// and a child's prompt carries its parent's diagnosis next to its speedup; the switch leaves it out.
+PresetRun run_profiled(bool feedback, bool profile = true) {
+  Harness h([](const std::string&, int n) {
+    double t = 1.8 * std::pow(0.9, n);
+    return answer("v" + std::to_string(n), "idea " + std::to_string(n),
+                  kernel_source("pass time_ms=" + std::to_string(t) + " noise=0.01 dram=85 sm=12"));
+  });
+  auto o = h.options("evoengineer-full", 6);
+  o.eval.profile = profile;
+  o.strategy.profile_feedback = feedback;
+  auto out = h.run(o);
+  EXPECT_TRUE(out) << (out ? "" : out.error().message);
+  PresetRun r;
+  r.prompts = h.server.prompts();
+  r.rows = h.candidates(out->run_id);
+  r.out = *out;
+  return r;
+}
+
+TEST(Profiles, ChildPromptsCarryTheParentsDiagnosis) {
+  auto r = run_profiled(true);
+  int profiled = 0;
+  for (const auto& c : r.rows) {
+    auto v = nlohmann::json::parse(c.verdict_json);
+    if (c.outcome == "pass") profiled += v.contains("profile") && v["profile"]["status"] == "profiled";
+  }
+  EXPECT_GE(profiled, 5);
+  EXPECT_GE(count_with(r.prompts, "profile: memory-bound: DRAM 85% of peak\n"), 4);
+  // The first prompt has no parent yet, only the baseline and its profile.
+  EXPECT_TRUE(contains(r.prompts.at(0), "Profile: neither bound: DRAM 45%, SM 10% of peak"));
+}
+
+TEST(Profiles, TheSwitchLeavesThemOutAndNoProfileMeansNoLine) {
+  auto off = run_profiled(false);
+  EXPECT_EQ(count_with(off.prompts, "profile: "), 0);
+  EXPECT_EQ(count_with(off.prompts, "Profile: "), 0);
+  auto none = run_profiled(true, false);
+  EXPECT_EQ(count_with(none.prompts, "profile: "), 0);
+  for (const auto& c : none.rows) EXPECT_FALSE(nlohmann::json::parse(c.verdict_json).contains("profile"));
+}
+
 }  // namespace
 }  // namespace kevo::evolve

@@ -84,6 +84,27 @@ TEST(Prompts, InformationSourcesSwitchSections) {
   EXPECT_TRUE(contains(no_i1, "kevo_forward"));  // the contract stays
 }
 
+TEST(Prompts, ProfileDiagnosisGoesNextToTheSpeedupUnlessSwitchedOff) {
+  Fixture f;
+  f.ctx.baseline_diagnosis = "memory-bound: DRAM 41% of peak";
+  SolutionView parent = sol(1, 1.5);
+  parent.diagnosis = "compute-bound: SM 75% of peak; top stalls: barrier 6.5 cycles/issue";
+  PromptInput in{Op::kMutate, &f.ctx, {parent, sol(2, 1.2)}, {}, "", ""};
+  StrategyConfig s = *preset("evoengineer-full");
+  auto with = build_prompt(s, in).user;
+  EXPECT_TRUE(contains(with, "speedup over the baseline: 1.500x (1.333 ms)\nprofile: compute-bound: SM 75% of peak; "
+                             "top stalls: barrier 6.5 cycles/issue\n"));
+  EXPECT_EQ(with.find("profile: "), with.rfind("profile: "));  // the second parent has none
+  in.op = Op::kInit;
+  EXPECT_TRUE(contains(build_prompt(s, in).user, "on the timed shape.\nProfile: memory-bound: DRAM 41% of peak"));
+  in.op = Op::kMutate;
+  s.profile_feedback = false;
+  auto without = build_prompt(s, in).user;
+  EXPECT_FALSE(contains(without, "profile: "));
+  // Its cost: the diagnosis and its label, nothing else.
+  EXPECT_EQ(with.size() - without.size(), std::string("profile: \n").size() + parent.diagnosis.size());
+}
+
 TEST(Prompts, RepairShowsTheFailureAndNotTheBaseline) {
   Fixture f;
   PromptInput in{Op::kRepair, &f.ctx, {}, {}, "__global__ void broken() {}\n", "error: expected ';'"};
@@ -133,6 +154,14 @@ repair_rounds = 1
   EXPECT_TRUE(s->info.insights);
   EXPECT_EQ(s->operators.size(), 2u);
   EXPECT_EQ(s->repair_rounds, 1);
+  EXPECT_TRUE(s->profile_feedback);
+  auto off = parse_strategy_toml("[evolve]\nprofile_feedback = false\n", *preset("eoh"));
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->profile_feedback);
+  EXPECT_FALSE(StrategyConfig::from_json(off->to_json())->profile_feedback);
+  auto wrong = parse_strategy_toml("[evolve]\nprofile_feedback = 1\n", *preset("eoh"));
+  ASSERT_FALSE(wrong);
+  EXPECT_TRUE(contains(wrong.error().message, "profile_feedback must be true or false"));
   auto bad = parse_strategy_toml("[evolve]\nparalel = 2\n", *preset("eoh"));
   ASSERT_FALSE(bad);
   EXPECT_TRUE(contains(bad.error().message, "line 2"));

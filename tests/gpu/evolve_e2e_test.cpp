@@ -17,6 +17,7 @@
 
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
+#include "evolve/task_context.h"
 #include "harness.h"  // tests/evolve: PromptServer, answer()
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -241,4 +242,86 @@ TEST(EvolveE2E, Gelu) {
   run_e2e({"gelu", "tasks/gelu/baseline.cu", "tests/gpu/kernels/good/gelu_float4.cu",
            "tests/gpu/kernels/adversarial/lower_precision.cu",
            "tests/gpu/kernels/adversarial/legacy_stream.cu"});
+}
+
+// Issue 22: the same scripted gelu run with --profile, with and without the profile lines in the
+// prompts. Children's prompts carry their parents' diagnoses only when the feedback is on; the
+// cost is the prompts' extra length, printed per proposal (characters and ~tokens at 4 a token:
+// the loopback model reports fixed usage). Skips without ncu or counter permission.
+namespace {
+
+struct FeedbackRun {
+  int proposals = 0, with_profile = 0;
+  double mean_chars = 0;
+  std::string not_profiled;
+};
+
+FeedbackRun run_gelu_profiled(bool feedback) {
+  FeedbackRun fr;
+  fs::path root = src_dir();
+  if (!getenv("KEVO_RUNNER")) {
+    const char* b = getenv("KEVO_BUILD");
+    setenv("KEVO_RUNNER", (fs::path(b && *b ? b : KEVO_BINARY_DIR) / "bin" / "kevo-runner").c_str(), 1);
+  }
+  auto task = load_task(root / "tasks" / "gelu");
+  EXPECT_TRUE(task);
+  if (!task) return fr;
+  std::string slow = slurp(root / "tasks/gelu/baseline.cu"), fast = slurp(root / "tests/gpu/kernels/good/gelu_float4.cu");
+  PromptServer server([&](const std::string&, int n) {
+    std::string tag = "\nconstexpr int kE2eAnswer = " + std::to_string(n) + ";\n";
+    return n % 2 ? answer("fast", "vectorize", fast + tag) : answer("plain", "simple", slow + tag);
+  });
+  fs::path dir = temp_dir(feedback ? "e2e-profile-on" : "e2e-profile-off");
+  auto db = store::RunDb::open(dir / "runs.db");
+  EXPECT_TRUE(db);
+  auto cache = llm::ResponseCache::attach((*db)->handle());
+  EXPECT_TRUE(cache);
+  std::shared_ptr<llm::ResponseCache> shared_cache = std::move(*cache);
+  auto ctx = llm::make_context(llm::testing::test_config(server.base_url()), {.cache = shared_cache, .seed = 5});
+  auto client = llm::make_client("fake:m1", ctx);
+  auto evaluator = make_gpu_evaluator(4);
+  llm::CancelToken cancel;
+  EngineOptions o;
+  o.strategy = *preset("evoengineer-full");
+  o.strategy.parallel = 1;
+  o.strategy.profile_feedback = feedback;
+  o.budgets.max_candidates = 5;
+  o.seed = 7;
+  o.eval.seeds = 1;
+  o.eval.time_budget_s = 1.0;
+  o.eval.profile = true;
+  o.reuse_baseline = false;
+  o.work_dir = dir / "work";
+  Engine e(*task, *evaluator, **db, client->get(), nullptr, cancel);
+  auto out = e.start(o);
+  EXPECT_TRUE(out) << (out ? "" : out.error().message);
+  if (!out) return fr;
+  auto rows = (*db)->candidates(out->run_id);
+  EXPECT_TRUE(rows);
+  for (const auto& r : *rows) {
+    auto a = profile_advice(r.verdict_json);
+    if (!a.not_profiled.empty()) fr.not_profiled = a.not_profiled;
+    if (r.prompt.empty()) continue;
+    ++fr.proposals;
+    fr.with_profile += r.prompt.find("\nprofile: ") != std::string::npos;
+    fr.mean_chars += static_cast<double>(r.prompt.size());
+  }
+  if (fr.proposals) fr.mean_chars /= fr.proposals;
+  return fr;
+}
+
+}  // namespace
+
+TEST(EvolveE2E, ProfileFeedbackInPrompts) {
+  auto gpu = run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
+  if (!gpu || !gpu->ok()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  FeedbackRun on = run_gelu_profiled(true);
+  if (!on.not_profiled.empty()) GTEST_SKIP() << "not profiled: " << on.not_profiled;
+  FeedbackRun off = run_gelu_profiled(false);
+  std::printf("E2E_PROFILE feedback on: %d of %d prompts carry a parent's profile, mean prompt %.0f chars (~%.0f "
+              "tokens)\nE2E_PROFILE feedback off: %d of %d, mean prompt %.0f chars (~%.0f tokens)\n",
+              on.with_profile, on.proposals, on.mean_chars, on.mean_chars / 4, off.with_profile, off.proposals,
+              off.mean_chars, off.mean_chars / 4);
+  EXPECT_GT(on.with_profile, 0);
+  EXPECT_EQ(off.with_profile, 0);
 }

@@ -1,5 +1,6 @@
 // GPU suite: every bundled baseline passes against its CPU reference, every adversarial kernel is
-// rejected with the expected reason, every good kernel is accepted. Runs the real `kevo eval`
+// rejected with the expected reason, every good kernel is accepted, and bundled baselines get an
+// Nsight Compute profile (`--profile`). Runs the real `kevo eval`
 // binary (checker + runner processes). Skips, visibly, on a machine without a GPU.
 #include <gtest/gtest.h>
 
@@ -7,7 +8,10 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
+#include <sstream>
 
+#include "check/kernel_profile.h"
+#include "check/profile_diagnosis.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -107,6 +111,47 @@ TEST_P(Baseline, PassesAgainstCpuReference) {
   }
 }
 INSTANTIATE_TEST_SUITE_P(Tasks, Baseline, testing::ValuesIn(bundled_tasks()),
+                         [](const auto& i) { return case_name(i.param); });
+
+// Issue 22: `kevo eval --baseline --profile` on the first 12 bundled tasks (KEVO_PROFILE_TASKS, space-
+// separated, picks others): a profile with figures, read back and diagnosed. Without ncu or
+// without counter permission the profile says so, and the test skips visibly.
+std::vector<std::string> profiled_tasks() {
+  std::vector<std::string> v;
+  if (const char* e = getenv("KEVO_PROFILE_TASKS"); e && *e) {
+    std::istringstream in(e);
+    for (std::string t; in >> t;) v.push_back(t);
+    return v;
+  }
+  v = bundled_tasks();
+  if (v.size() > 12) v.resize(12);
+  return v;
+}
+
+class Profiled : public testing::TestWithParam<std::string> {};
+
+TEST_P(Profiled, BaselineGetsAProfile) {
+  REQUIRE_GPU();
+  std::string raw;
+  json j = eval({(kSrc / "tasks" / GetParam()).string(), "--baseline", "--seeds", "1", "--profile"}, &raw);
+  ASSERT_EQ(j.value("outcome", ""), "pass") << raw;
+  ASSERT_TRUE(j.contains("profile")) << raw;
+  auto p = kevo::profile_from_json(j["profile"]);
+  ASSERT_TRUE(p) << p.error().message;
+  if (p->status == kevo::ProfileStatus::kNoNcu || p->status == kevo::ProfileStatus::kNoPermission)
+    GTEST_SKIP() << "not profiled: " << p->note;
+  ASSERT_EQ(p->status, kevo::ProfileStatus::kProfiled) << p->note << "\n" << raw;
+  ASSERT_FALSE(p->kernels.empty());
+  const auto& k = p->kernels.front();
+  EXPECT_GT(k.duration_us, 0);
+  EXPECT_GE(k.dram_pct, 0);
+  EXPECT_GE(k.sm_pct, 0);
+  EXPECT_GT(k.registers_per_thread, 0);
+  EXPECT_GT(k.block_size, 0);
+  std::printf("PROFILE %s %s\nDIAGNOSIS %s %s\n", GetParam().c_str(), j["profile"].dump().c_str(), GetParam().c_str(),
+              kevo::diagnose_profile(*p).c_str());
+}
+INSTANTIATE_TEST_SUITE_P(Tasks, Profiled, testing::ValuesIn(profiled_tasks()),
                          [](const auto& i) { return case_name(i.param); });
 
 class Kernel : public testing::TestWithParam<KernelCase> {};

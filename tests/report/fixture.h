@@ -3,6 +3,9 @@
 // that computes them).
 //   alpha: baseline 2 ms; 4 candidates (compile error, 1.25x, incorrect, 2.5x from the 1.25x one);
 //          the 2.5x one is the verified winner, re-timed at 2.4x. 4 LLM calls, 150 tokens, $0.01 each.
+//          The winner has a profile (memory-bound, DRAM 82%); an LLM verifier reviewed all four:
+//          FAIL, FAIL, PASS, PASS (TP, FP, FN, TN against the checker), 20 + 5 tokens, $0.001 each
+//          (events only: not in the run's LLM calls).
 //   beta:  baseline 3 ms; 1 candidate at 1.1x that FAILED held-out verification: no correct candidate.
 //   gamma: baseline 1 ms; 1 candidate at 1.6x, verified (re-timed 1.6x); its source holds markup.
 // Aggregates: 2 of 3 correct; median 2.000x, geomean 1.960x, mean 2.000x; fast_1 66.7%,
@@ -53,7 +56,8 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
   };
   int seq = 0;
   auto cand = [&](store::RunRow& run, const std::string& outcome, bool compiled, double speedup, bool accepted,
-                  std::vector<int64_t> parents, const std::string& source) -> Result<int64_t> {
+                  std::vector<int64_t> parents, const std::string& source,
+                  const json& profile = nullptr) -> Result<int64_t> {
     store::CandidateRow c;
     c.run_id = run.id;
     c.seq = ++seq;
@@ -71,7 +75,9 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
       c.speedup_lo = speedup * 0.99;
       c.speedup_hi = speedup * 1.01;
       c.time_ms = base / speedup;
-      c.verdict_json = json{{"timing", {{"sol_fraction", (base / 20) / c.time_ms}}}}.dump();
+      json v{{"timing", {{"sol_fraction", (base / 20) / c.time_ms}}}};
+      if (!profile.is_null()) v["profile"] = profile;
+      c.verdict_json = v.dump();
     }
     c.accepted = accepted;
     store::LlmCallRow call;
@@ -101,9 +107,21 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     auto c2 = cand(*run, "pass", true, 1.25, true, {}, "// fake: pass time_ms=1.6\n");
     auto c3 = cand(*run, "incorrect", true, 0, false, {}, "// fake: incorrect\n");
     if (!c1 || !c2 || !c3) return fail("fixture: alpha candidates");
+    json profile{{"status", "profiled"},
+                 {"config", "main"},
+                 {"kernels", json::array({json{{"name", "k"}, {"duration_us", 800.0}, {"dram_pct", 82.0},
+                                               {"sm_pct", 20.0}}})}};
     auto c4 = cand(*run, "pass", true, 2.5, true, {*c2},
-                   "// baseline of alpha\n__global__ void k(float* y) { y[0] = 1.f; }\n// faster: vectorized\n");
+                   "// baseline of alpha\n__global__ void k(float* y) { y[0] = 1.f; }\n// faster: vectorized\n",
+                   profile);
     if (!c4) return c4.unexpected();
+    int n = 0;
+    for (auto [id, pass] : {std::pair{*c1, false}, {*c2, false}, {*c3, true}, {*c4, true}})
+      KEVO_TRY((*db)->add_event(run->id, "verifier",
+                                json{{"candidate", id}, {"model", "fake:verifier"}, {"answered", true},
+                                     {"parsed", true}, {"pass", pass}, {"reasons", "r" + std::to_string(++n)},
+                                     {"input_tokens", 20}, {"output_tokens", 5}, {"cost_usd", 0.001}}
+                                    .dump()));
     KEVO_TRY(finish(*run, *c4, 2.5, *c4, 2.4));
   }
   {

@@ -56,6 +56,12 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   EXPECT_NE(html.find("#4 mutate"), std::string::npos);
   EXPECT_NE(html.find("// faster: vectorized"), std::string::npos);
   EXPECT_NE(html.find("0 lines removed, 1 added"), std::string::npos);
+  // The winner's profile, read by rule, and the LLM verifier's matrix of alpha's run.
+  EXPECT_NE(html.find("profile (Nsight Compute, advice only): memory-bound: DRAM 82% of peak"), std::string::npos);
+  EXPECT_NE(html.find("<caption>alpha (run 1, fake:verifier)</caption>"), std::string::npos) << html;
+  for (const char* cell : {"TP 1", "FP 1", "FN 1", "TN 1", "precision 0.50, recall 0.50; 4 calls, 100 tokens, $0.0040"})
+    EXPECT_NE(html.find(cell), std::string::npos) << cell;
+  EXPECT_EQ(html.find("(run 2, fake:verifier)"), std::string::npos);  // beta had no verifier
 }
 
 }  // namespace

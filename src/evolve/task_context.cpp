@@ -31,6 +31,25 @@ std::string dims_of(const Task& task, const Config& c) {
   return s;
 }
 
+// What a backward task's kernel is given and must produce, in the model's terms: which inputs are
+// the forward's (everything else is recomputed from them), which are incoming gradients, and which
+// gradient each output is.
+std::string backward_lines(const Task& task) {
+  if (!task.backward) return "";
+  const BackwardSpec& b = *task.backward;
+  std::string s = fmt::format("backward pass of the forward task '{}':\n", b.of);
+  std::string saved;
+  for (const auto& n : b.saved) saved += (saved.empty() ? "" : ", ") + n;
+  s += fmt::format("  saved (the forward's inputs; recompute anything else you need from them): {}\n",
+                   saved.empty() ? "none" : saved);
+  for (const auto& [in, out] : b.grad_outputs)
+    s += fmt::format("  incoming gradient: {} = dloss/d{} (the forward's output {})\n", in, out, out);
+  for (const auto& g : b.gradients)
+    s += fmt::format("  produce: {} = dloss/d{} (each element sums {} terms)\n", g.output, g.of,
+                     g.sums_over);
+  return s;
+}
+
 }  // namespace
 
 std::string load_abi_text() {
@@ -57,6 +76,7 @@ TaskContext make_task_context(const Task& task, const Verdict& baseline, const s
     sig += "scalars (kevo_args.scalars order, as double):\n";
     for (const auto& s : task.scalars) sig += fmt::format("  {} = {}\n", s.name, s.value);
   }
+  sig += backward_lines(task);
   if (task.workspace_expr != "0") sig += fmt::format("workspace bytes: {}\n", task.workspace_expr);
   sig += fmt::format("inputs may be modified: {}\n", task.inplace ? "yes" : "no");
   std::string libs;

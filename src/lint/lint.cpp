@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "check/compare.h"
+#include "lint/backward_lint.h"
 #include "check/cpu_reference.h"
 #include "compile/nvcc.h"
 #include "util/fs.h"
@@ -230,6 +231,7 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
   rep.findings.push_back(seed.finding("seed_constant", "passes with another draw's values"));
   rep.findings.push_back(axis.finding("uniform_axis", "passes as one broadcast slice"));
   rep.findings.push_back(unused.finding("input_unused", "can be ignored (redrawn, outputs pass)"));
+  for (auto& f : lint_backward(task)) rep.findings.push_back(std::move(f));
   return rep;
 }
 

@@ -9,6 +9,7 @@
 //   seed_constant    the outputs for one input draw pass as the outputs for other draws;
 //   uniform_axis     broadcasting one slice (or the mean) along an axis passes;
 //   input_unused     redrawing one input leaves the outputs within tolerance;
+//   backward_pair, reduction_tolerance   a backward task only (lint/backward_lint.h);
 //   baseline         the baseline's outputs do not match the reference's (needs a GPU: the
 //                    baseline's outputs come through a callback, see lint_baseline).
 // A property that holds on every checked configuration fails the task (the shortcut passes the

@@ -137,7 +137,7 @@ const std::set<std::string> kKnownTop = {"name",      "category", "description",
                                          "flops",     "bytes",    "libraries",   "inplace",
                                          "workspace", "oracle",   "inputs",      "outputs",
                                          "scalars",   "configs",  "tolerance",
-                                         "torch_reference", "torch_baseline"};
+                                         "torch_reference", "torch_baseline", "backward"};
 
 Status check_unknown_keys(const Ctx& ctx, const toml::table& t, const std::set<std::string>& known,
                           std::string_view where) {
@@ -276,6 +276,121 @@ Result<TensorSpec> parse_tensor(const Ctx& ctx, const toml::node& node, std::str
   }
   KEVO_TRY(check_unknown_keys(ctx, *t, allowed, f + "."));
   return s;
+}
+
+// A list of names, each naming an element of `known` (the task's inputs or outputs).
+Result<std::vector<std::string>> get_names(const Ctx& ctx, const toml::node* n, std::string_view field,
+                                           const std::vector<TensorSpec>& known, std::string_view what) {
+  std::vector<std::string> out;
+  if (!n) return out;
+  if (!n->is_array()) return ctx.err(n, field, "must be an array of {} names", what);
+  for (const auto& e : *n->as_array()) {
+    auto s = e.value<std::string>();
+    if (!s) return ctx.err(&e, field, "must be an array of {} names", what);
+    if (std::none_of(known.begin(), known.end(), [&](const TensorSpec& t) { return t.name == *s; }))
+      return ctx.err(&e, field, "'{}' is not one of this task's {}", escaped(*s), what);
+    out.push_back(*s);
+  }
+  return out;
+}
+
+Result<GradientSpec> parse_gradient(const Ctx& ctx, const toml::node& n, std::string_view field,
+                                    const Task& task) {
+  const toml::table* t = n.as_table();
+  if (!t) return ctx.err(&n, field, "must be a table like {{ output = \"dx\", of = \"x\", sums_over = \"N\" }}");
+  std::string f(field);
+  KEVO_TRY(check_unknown_keys(ctx, *t, {"output", "of", "sums_over"}, f + "."));
+  GradientSpec g;
+  auto out = get_string(ctx, *t, "output", f + ".output");
+  if (!out) return out.unexpected();
+  if (std::none_of(task.outputs.begin(), task.outputs.end(),
+                   [&](const TensorSpec& o) { return o.name == *out; }))
+    return ctx.err(t->get("output"), f + ".output", "'{}' is not one of this task's outputs", escaped(*out));
+  g.output = *out;
+  f = fmt::format("backward.gradients({})", g.output);
+  auto of = get_string(ctx, *t, "of", f + ".of");
+  if (!of) return of.unexpected();
+  if (!is_identifier(*of))
+    return ctx.err(t->get("of"), f + ".of", "'{}' is not a name ({})", escaped(*of), kIdentifierRule);
+  g.of = *of;
+  const toml::node* so = t->get("sums_over");
+  if (!so)
+    return ctx.err(t, f + ".sums_over",
+                   "missing (required): how many terms each element sums, e.g. \"B\" for a weight "
+                   "gradient, \"1\" for an elementwise one; it sets the tolerance the gradient needs");
+  auto e = get_expr(ctx, so, f + ".sums_over");
+  if (!e) return e.unexpected();
+  g.sums_over = *e;
+  return g;
+}
+
+// Every input is saved or an incoming gradient (not both), every output is one gradient.
+Status check_backward_roles(const Ctx& ctx, const toml::node* n, Task& task) {
+  BackwardSpec& b = *task.backward;
+  for (const auto& in : task.inputs) {
+    int saved = static_cast<int>(std::count(b.saved.begin(), b.saved.end(), in.name));
+    int grads = static_cast<int>(std::count_if(b.grad_outputs.begin(), b.grad_outputs.end(),
+                                               [&](const auto& g) { return g.first == in.name; }));
+    if (saved + grads != 1)
+      return ctx.err(n, "backward",
+                     "input '{}' must be listed exactly once, in saved (a forward input) or in "
+                     "grad_outputs (an incoming gradient){}",
+                     in.name, saved + grads ? "" : "; a backward task has no other inputs");
+  }
+  std::vector<GradientSpec> ordered;
+  for (const auto& out : task.outputs) {
+    auto same = [&](const GradientSpec& g) { return g.output == out.name; };
+    auto count = std::count_if(b.gradients.begin(), b.gradients.end(), same);
+    if (count != 1)
+      return ctx.err(n, "backward.gradients", "output '{}' must be listed exactly once (is {} times)",
+                     out.name, count);
+    ordered.push_back(*std::find_if(b.gradients.begin(), b.gradients.end(), same));
+  }
+  b.gradients = std::move(ordered);
+  return {};
+}
+
+// [backward]: of, saved, grad_outputs, gradients; see BackwardSpec.
+Status parse_backward(const Ctx& ctx, const toml::table& root, Task& task) {
+  const toml::node* n = root.get("backward");
+  if (!n) return {};
+  const toml::table* t = n->as_table();
+  if (!t) return ctx.err(n, "backward", "must be a table: [backward] with of, saved, grad_outputs, gradients");
+  KEVO_TRY(check_unknown_keys(ctx, *t, {"of", "saved", "grad_outputs", "gradients"}, "backward."));
+  BackwardSpec b;
+  auto of = get_string(ctx, *t, "of", "backward.of");
+  if (!of) return of.unexpected();
+  if (!std::regex_match(*of, std::regex("[a-z0-9_]+")) || *of == task.name)
+    return ctx.err(t->get("of"), "backward.of", "'{}' must name another task ([a-z0-9_]+)", escaped(*of));
+  b.of = *of;
+  auto saved = get_names(ctx, t->get("saved"), "backward.saved", task.inputs, "inputs");
+  if (!saved) return saved.unexpected();
+  b.saved = *saved;
+  const toml::node* go = t->get("grad_outputs");
+  if (!go || !go->is_table() || go->as_table()->empty())
+    return ctx.err(go ? go : t, "backward.grad_outputs",
+                   "must be a table like {{ dy = \"y\" }}: each incoming gradient (an input of this "
+                   "task) and the forward output it is the gradient of");
+  for (const auto& [k, v] : *go->as_table()) {
+    std::string in(k.str()), field = "backward.grad_outputs." + in;
+    auto out = v.value<std::string>();
+    if (!out || !is_identifier(*out))
+      return ctx.err(&v, field, "must name the forward's output ({})", kIdentifierRule);
+    if (std::none_of(task.inputs.begin(), task.inputs.end(), [&](const TensorSpec& s) { return s.name == in; }))
+      return ctx.err(&v, field, "'{}' is not one of this task's inputs", escaped(in));
+    b.grad_outputs.emplace_back(in, *out);
+  }
+  const toml::node* gr = t->get("gradients");
+  if (!gr || !gr->is_array() || gr->as_array()->empty())
+    return ctx.err(gr ? gr : t, "backward.gradients", "needs one entry per output: {{ output, of, sums_over }}");
+  size_t i = 0;
+  for (const auto& e : *gr->as_array()) {
+    auto g = parse_gradient(ctx, e, fmt::format("backward.gradients[{}]", i++), task);
+    if (!g) return g.unexpected();
+    b.gradients.push_back(std::move(*g));
+  }
+  task.backward = std::move(b);
+  return check_backward_roles(ctx, n, task);
 }
 
 bool has_unaligned_dim(const Config& c) {
@@ -525,6 +640,14 @@ Status check_configs(const Task& task, const fs::path& file) {
       if (!(*v > 0))
         return fail("{}: {}: is {} for config '{}' (must be positive)", file.string(), k, *v, c.name);
     }
+    if (task.backward)
+      for (const auto& g : task.backward->gradients) {
+        auto v = eval_expr(g.sums_over, c.dims);
+        if (!v || !(*v >= 1))
+          return fail("{}: backward.gradients({}).sums_over: {}", file.string(), g.output,
+                      v ? fmt::format("is {} for config '{}' (must be at least 1)", *v, c.name)
+                        : v.error().message);
+      }
     auto ws = task.workspace_bytes(c);
     if (!ws || *ws < 0)
       return fail("{}: workspace: {}", file.string(), ws ? "negative" : ws.error().message);
@@ -559,6 +682,7 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   KEVO_TRY(parse_scalars(ctx, root, task));
   KEVO_TRY(parse_configs(ctx, root, task));
   KEVO_TRY(parse_tolerance(ctx, root, task));
+  KEVO_TRY(parse_backward(ctx, root, task));
   KEVO_TRY(check_configs(task, file));
   return task;
 }

@@ -49,6 +49,25 @@ struct Tolerance {
   double atol = 1e-4, rtol = 1e-4;
 };
 
+// One gradient a backward task produces: its output `output` is the gradient of the forward's
+// tensor `of`; each element sums `sums_over` terms (an expression of the dims: a weight gradient
+// sums over the batch), which sets the tolerance it needs (task/backward.h).
+struct GradientSpec {
+  std::string output, of, sums_over;
+};
+
+// A task that is the backward of another (docs/TASK_FORMAT.md, [backward]). Every input is either
+// saved (a forward input of the same name, drawn exactly as the forward draws it) or an incoming
+// gradient of a forward output; every output is a gradient. Whatever else the backward needs
+// (a mean, a softmax) it recomputes from the saved inputs, so no input ever comes from code kevo
+// does not trust.
+struct BackwardSpec {
+  std::string of;                   // the forward task's name: the folder next to this task's
+  std::vector<std::string> saved;   // inputs of this task that are the forward's inputs
+  std::vector<std::pair<std::string, std::string>> grad_outputs;  // input -> forward output
+  std::vector<GradientSpec> gradients;                              // one per output, in order
+};
+
 struct Task {
   std::filesystem::path dir;
   std::string name, category, description;
@@ -65,6 +84,7 @@ struct Task {
   bool oracle_is_torch = false;      // oracle = "torch": the PyTorch reference (torch_reference)
   std::string torch_reference;       // file in dir, e.g. "reference.py" (KernelBench-style module)
   std::string torch_baseline;        // optional PyTorch-extension baseline (EvoEngineer records)
+  std::optional<BackwardSpec> backward;  // set: this task is the backward of backward->of
 
   std::filesystem::path baseline_path() const { return dir / "baseline.cu"; }
   std::filesystem::path reference_path() const { return dir / "reference.cpp"; }

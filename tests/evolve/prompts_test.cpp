@@ -42,6 +42,24 @@ TEST(TaskContext, HoldsVisibleShapesOnly) {
   EXPECT_EQ(scrub_held_out("config 'secret_holdout' failed", f.task), "config '<held-out>' failed");
 }
 
+// A backward task's signature says what is saved, what comes in and which gradients to produce;
+// a forward task's says nothing of it.
+TEST(TaskContext, BackwardTasksNameSavedTensorsAndGradients) {
+  Fixture f;
+  EXPECT_FALSE(contains(f.ctx.signature, "backward pass"));
+  Task bwd = f.task;
+  bwd.backward = BackwardSpec{"vec_forward", {"x"}, {{"dy", "y"}}, {{"dx", "x", "N"}}};
+  MarkerEvaluator ev;
+  TaskContext c = make_task_context(bwd, ev.evaluate_baseline(bwd, {}), "CUDA 12.4", "");
+  EXPECT_TRUE(contains(c.signature, "backward pass of the forward task 'vec_forward'"))
+      << c.signature;
+  EXPECT_TRUE(contains(c.signature, "saved (the forward's inputs; recompute anything else you need "
+                                    "from them): x"))
+      << c.signature;
+  EXPECT_TRUE(contains(c.signature, "incoming gradient: dy = dloss/dy (the forward's output y)"));
+  EXPECT_TRUE(contains(c.signature, "produce: dx = dloss/dx (each element sums N terms)"));
+}
+
 TEST(Prompts, EveryOperatorOfEveryPresetKeepsHeldOutOut) {
   Fixture f;
   for (const auto& name : preset_names()) {

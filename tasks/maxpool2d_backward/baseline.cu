@@ -53,7 +53,7 @@ KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   int HO = (H + 2 * P - KS) / T + 1, WO = (W + 2 * P - KS) / T + 1;
   int64_t total = N * C * H * W;
   maxpool2d_backward_kernel<<<(unsigned)((total + 255) / 256), 256, 0, a->stream>>>(
-      (const float*)a->inputs[0].data, (const float*)a->inputs[1].data,
-      (float*)a->outputs[0].data, total, H, W, KS, T, P, HO, WO);
+      (const float*)a->inputs[0].data, (const float*)a->inputs[1].data, (float*)a->outputs[0].data,
+      total, H, W, KS, T, P, HO, WO);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -147,6 +147,31 @@ TEST_P(BackwardTask, GradientsMatchFiniteDifferencesOfTheForward) {
   }
 }
 
+// Finite differences never see a tie, so maxpool2d_backward's tie rule is checked here: on a
+// constant x every in-bounds position ties, and each window's dy must go to its first one in
+// row-major order (the forward's scan keeps the first maximum; so does PyTorch).
+TEST(MaxPoolBackward, TiesGoToTheFirstPositionOfTheWindow) {
+  std::string why;
+  RefFn ref = load_reference("maxpool2d_backward", &why);
+  if (!why.empty()) GTEST_SKIP() << why;
+  ASSERT_TRUE(ref);
+  // Overlapping, padded windows: a position is in several windows and some windows start in
+  // the padding.
+  const int64_t N = 1, C = 2, H = 6, W = 7, KS = 3, stride = 2, P = 1;
+  const int64_t HO = (H + 2 * P - KS) / stride + 1, WO = (W + 2 * P - KS) / stride + 1;
+  std::vector<T> in = {T({N, C, H, W}), T({N, C, HO, WO})}, out = {T({N, C, H, W})};
+  std::fill(in[0].data.begin(), in[0].data.end(), 0.5);
+  for (int64_t i = 0; i < in[1].numel(); ++i) in[1][i] = 1.0 + static_cast<double>(i);
+  run_ref(ref, in, out, {}, {N, C, H, W, KS, stride, P});
+  T want({N, C, H, W});
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t oh = 0; oh < HO; ++oh)
+      for (int64_t ow = 0; ow < WO; ++ow)
+        want[(nc * H + std::max<int64_t>(0, oh * stride - P)) * W +
+             std::max<int64_t>(0, ow * stride - P)] += in[1][(nc * HO + oh) * WO + ow];
+  for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(out[0][i], want[i]) << "dx[" << i << "]";
+}
+
 INSTANTIATE_TEST_SUITE_P(Tasks, BackwardTask, testing::ValuesIn(backward_tasks()),
                          [](const auto& i) { return i.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackwardTask);

@@ -1,4 +1,5 @@
-// `kevo import kernelbench FILE|DIR... --out DIR`, `kevo import evoengineer FILE.json --out DIR` and
+// `kevo import kernelbench FILE|DIR... --out DIR`, `kevo import evoengineer FILE.json --out DIR`,
+// `kevo import robust-kbench DIR... --out DIR` and
 // `kevo export-torch TASK KERNEL.cu DIR` (docs/INTEROP.md).
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include "interop/bridge.h"
 #include "interop/export.h"
 #include "interop/import.h"
+#include "interop/import_robust_kbench.h"
+#include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
 #include "util/fs.h"
 
@@ -43,6 +46,68 @@ Result<interop::TorchBridge> start_bridge(double timeout_s) {
   interop::BridgeOptions bo;
   bo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   return interop::TorchBridge::start(bo);
+}
+
+// `kevo import robust-kbench`: each task folder gives a forward task and maybe a backward task.
+void register_robust_kbench(CLI::App* imp, int& exit_code) {
+  auto rk = std::make_shared<ImportArgs>();
+  auto* rkc = imp->add_subcommand(
+      "robust-kbench",
+      "Import robust-kbench task folders (func_forward.py, func_backward.py, config_*.json): a forward task\n"
+      "and, where there is func_backward.py, a backward task <name>_backward. Exit codes: 0 all imported,\n"
+      "1 some failed, 20 no usable Python/torch, 21 no task folder.");
+  rkc->add_option("folders", rk->files, "Task folders, or folders of them (a robust-kbench checkout's tasks)")
+      ->required();
+  add_import_options(rkc, rk);
+  rkc->callback([rk, &exit_code] {
+    auto dirs = interop::robust_kbench_folders(rk->files);
+    if (!dirs) {
+      std::fprintf(stderr, "kevo import robust-kbench: %s\n", dirs.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    if (!rk->name.empty() && dirs->size() > 1) {
+      std::fprintf(stderr, "kevo import robust-kbench: --name needs exactly one task folder\n");
+      exit_code = 21;
+      return;
+    }
+    auto bridge = start_bridge(rk->timeout);
+    if (!bridge) {
+      std::fprintf(stderr, "kevo import robust-kbench: %s\n", bridge.error().message.c_str());
+      exit_code = 20;
+      return;
+    }
+    int failed = 0, done = 0;
+    const size_t n = dirs->size();
+    for (size_t i = 0; i < n; ++i) {
+      if (!bridge->alive()) {  // a previous folder hung or crashed it
+        auto again = start_bridge(rk->timeout);
+        if (!again) {
+          std::fprintf(stderr, "kevo import robust-kbench: %s\n", again.error().message.c_str());
+          exit_code = 20;
+          return;
+        }
+        *bridge = std::move(*again);
+      }
+      interop::ImportOptions o{rk->out, rk->name, rk->category, rk->flops, rk->force, 0};
+      auto t0 = std::chrono::steady_clock::now();
+      auto tasks = interop::import_robust_kbench(*bridge, (*dirs)[i], o);
+      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto& t : tasks) {
+        if (!t) {
+          std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
+          ++failed;
+          continue;
+        }
+        ++done;
+        std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
+        print_imported(*t);
+      }
+      std::fflush(stdout);
+    }
+    std::printf("%d task(s) imported, %d failed\n", done, failed);
+    exit_code = failed ? 1 : 0;
+  });
 }
 
 }  // namespace
@@ -205,6 +270,7 @@ void register_interop(CLI::App& app, int& exit_code) {
     exit_code = failed ? 1 : 0;
   });
 
+  register_robust_kbench(imp, exit_code);
   register_export_torch(app, exit_code);
 }
 

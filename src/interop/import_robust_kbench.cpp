@@ -141,7 +141,8 @@ void rename_derived(ProblemShape& p, const ProblemShape& fwd) {
 
 // The backward's outputs are the gradients of the floating-point tensor arguments, then of the
 // parameters: named grad_<tensor>, with the [backward] table and a tolerance for the bound above.
-Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, const std::string& fwd_name) {
+Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, const std::string& fwd_name,
+                       const std::vector<std::string>& unsaved) {
   std::vector<std::string> of;
   for (const auto& a : fwd.base.args)
     if (!a.scalar && is_float(a.tensor.dtype)) of.push_back(a.name);
@@ -158,14 +159,16 @@ Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, 
   for (auto& a : p.base.args)
     for (const auto& fa : fwd.base.args)
       if (a.name == fa.name) a.tensor.stats = fa.tensor.stats;  // saved: the forward's distribution
-  for (size_t i = 0; i < p.base.weights.size() && i < fwd.base.weights.size(); ++i)
-    p.base.weights[i].stats = fwd.base.weights[i].stats;
+  for (auto& w : p.base.weights)
+    for (const auto& fw : fwd.base.weights)
+      if (w.name == fw.name) w.stats = fw.stats;
   p.stats_dims = fwd.stats_dims;
   rename_derived(p, fwd);
   std::vector<std::string> saved, grads;
   for (const auto& a : fwd.base.args)
     if (!a.scalar) saved.push_back(toml_string(a.name));
-  for (const auto& w : fwd.base.weights) saved.push_back(toml_string(w.name));
+  for (const auto& w : fwd.base.weights)
+    if (std::find(unsaved.begin(), unsaved.end(), w.name) == unsaved.end()) saved.push_back(toml_string(w.name));
   for (const auto& o : fwd.base.outputs) grads.push_back(fmt::format("grad_{} = {}", o.name, toml_string(o.name)));
   std::string bound = toml_string(sums_over_bound(p)), table;
   for (const auto& t : of)
@@ -180,6 +183,23 @@ Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, 
   if (atol > kDefaultAtol)
     p.notes.push_back(fmt::format("tolerance atol {:.2g} for sums of up to {} terms", atol, sums_over_bound(p)));
   return {};
+}
+
+// The backward module's interface: the forward's arguments and outputs, its parameters, and which
+// of them robust-kbench's backward does not save (top-level ones named in its autograd Function).
+RkbBackwardSignature backward_signature(const ProblemShape& fwd, const std::string& backward_source) {
+  RkbBackwardSignature sig;
+  for (const auto& a : fwd.base.args) sig.args.push_back(a.name);
+  for (const auto& x : fwd.base.outputs) sig.grad_outputs.push_back("grad_" + x.name);
+  std::vector<std::string> fn_params;
+  auto saved = rkb_saved_names(backward_source, &fn_params);
+  auto has = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+  for (const auto& w : fwd.base.weights) {
+    if (w.kind != "parameter") continue;
+    sig.parameters.push_back(w.path);
+    if (!saved.empty() && w.path == w.name && has(fn_params, w.name) && !has(saved, w.name)) sig.unsaved.push_back(w.name);
+  }
+  return sig;
 }
 
 }  // namespace
@@ -206,9 +226,7 @@ std::vector<Result<ImportedTask>> import_robust_kbench(TorchBridge& b, const fs:
     out.push_back(fail("{}: backward task {} not imported: its forward task failed", dir.string(), bname));
     return out;
   }
-  RkbBackwardSignature sig;
-  for (const auto& a : fshape.base.args) sig.args.push_back(a.name);
-  for (const auto& x : fshape.base.outputs) sig.grad_outputs.push_back("grad_" + x.name);
+  RkbBackwardSignature sig = backward_signature(fshape, *folder->backward_source);
   std::string bwd_ref = rkb_backward_source(
       rkb_reference_source(folder->forward_source, folder->backward->main,
                            "robust-kbench " + dir.filename().string() + ", func_forward.py, config_backward.json"),
@@ -219,7 +237,14 @@ std::vector<Result<ImportedTask>> import_robust_kbench(TorchBridge& b, const fs:
                           dir.filename().string(), name),
               bwd_ref, &*folder->backward, {{"func_backward.py", *folder->backward_source}}};
   out.push_back(write_part(
-      b, bwd, o, [&](ProblemShape& p, TaskHeader& h) { return adjust_backward(p, h, fshape, name); }, nullptr));
+      b, bwd, o,
+      [&](ProblemShape& p, TaskHeader& h) {
+        if (!sig.unsaved.empty())
+          p.notes.push_back(fmt::format("not saved by func_backward.py, so not an input of the backward task: {}",
+                                        fmt::join(sig.unsaved, ", ")));
+        return adjust_backward(p, h, fshape, name, sig.unsaved);
+      },
+      nullptr));
   return out;
 }
 

@@ -180,6 +180,7 @@ import inspect as _kevo_inspect
 
 _KEVO_SETTINGS = ({})
 _kevo_robust_kbench_inputs = get_inputs
+_kevo_robust_kbench_init = Model.__init__
 
 
 def _kevo_settings_for(fn):
@@ -192,7 +193,7 @@ def get_init_inputs():
     # Positional, as kevo builds Model(*get_init_inputs()): each parameter's setting, else its
     # default. Model itself stays robust-kbench's class (its methods name it: super(Model, self)).
     out = []
-    for p in _kevo_inspect.signature(Model.__init__).parameters.values():
+    for p in _kevo_inspect.signature(_kevo_robust_kbench_init).parameters.values():
         if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.kind == p.KEYWORD_ONLY:
@@ -215,8 +216,39 @@ def get_inputs():
   return s;
 }
 
+std::vector<std::string> rkb_saved_names(const std::string& backward_source, std::vector<std::string>* params) {
+  auto names_in = [](const std::string& list) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at <= list.size()) {
+      size_t comma = list.find(',', at);
+      std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      item = item.substr(0, item.find_first_of(":="));  // annotation, default
+      size_t b = item.find_first_not_of(" \t\n\r"), e = item.find_last_not_of(" \t\n\r");
+      if (b != std::string::npos) item = item.substr(b, e - b + 1);
+      if (is_identifier(item)) out.push_back(item);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    return out;
+  };
+  auto call_args = [&](const std::string& opener) -> std::optional<std::vector<std::string>> {
+    size_t at = backward_source.find(opener);
+    if (at == std::string::npos) return std::nullopt;
+    at += opener.size();
+    size_t close = backward_source.find(')', at);
+    if (close == std::string::npos) return std::nullopt;
+    return names_in(backward_source.substr(at, close - at));
+  };
+  auto saved = call_args("save_for_backward(");
+  auto fwd = call_args("def forward(ctx");
+  if (!saved || !fwd) return {};
+  if (params) *params = *fwd;
+  return *saved;
+}
+
 std::string rkb_backward_source(const std::string& forward_reference, const RkbBackwardSignature& sig) {
-  std::string params, args, grads;
+  std::string params, args, grads, unsaved, wrt;
   for (const auto& a : sig.args) {
     params += ", " + a;
     args += a + ", ";
@@ -225,39 +257,62 @@ std::string rkb_backward_source(const std::string& forward_reference, const RkbB
     params += ", " + g;
     grads += g + ", ";
   }
+  for (const auto& u : sig.unsaved) unsaved += fmt::format("\"{}\", ", u);
+  for (const auto& w : sig.parameters) wrt += fmt::format("\"{}\", ", w);
   return forward_reference + fmt::format(R"PY(
 
 # ---- the backward pass (`kevo import robust-kbench`) ----
 # Gradients by torch.autograd through the forward above: of every floating-point tensor argument,
-# then of every parameter. Inputs: the forward's arguments, then the incoming gradient of each
-# forward output. robust-kbench's func_backward.py leaves its backward_fn to the kernel under test.
+# then of every parameter. Inputs: the forward's arguments, the parameters robust-kbench's
+# func_backward.py saves, then the incoming gradient of each forward output. Its backward_fn is
+# what a kernel fills in.
 import torch as _kevo_torch
 
+_KEVO_PARAMETERS = ({3})  # torch paths, in the order of the gradients
+_KEVO_UNSAVED = ({4})  # parameters func_backward.py does not save: constants here, not inputs
 _kevo_forward = Model.forward
 _kevo_forward_inputs = get_inputs
+_kevo_rkb_init = Model.__init__
+
+
+def _kevo_init(self, *a, **k):
+    _kevo_rkb_init(self, *a, **k)
+    # In a dict, not an attribute: kevo passes every tensor of a module as an input.
+    object.__setattr__(self, "_kevo_constants", {{n: self._parameters.pop(n).detach() for n in _KEVO_UNSAVED}})
+    object.__setattr__(self, "_kevo_active", dict(self._kevo_constants))
+
+
+Model.__init__ = _kevo_init
+for _kevo_name in _KEVO_UNSAVED:
+    # While __init__ runs the lookup fails and nn.Module finds the parameter itself.
+    setattr(Model, _kevo_name, property(lambda self, n=_kevo_name: self._kevo_active[n]))
 
 
 def _kevo_as_list(ys):
     return list(ys) if isinstance(ys, (tuple, list)) else [ys]
 
 
-def _kevo_parameters(model):
-    # By attribute, not model.parameters(): under functional_call (a meta forward) the attributes
-    # are the tensors in use.
-    out = []
-    for path, _ in model.named_parameters():
-        t = model
-        for part in path.split("."):
-            t = getattr(t, part)
-        out.append(t)
-    return out
+def _kevo_attribute(model, path):
+    # By attribute: under functional_call (a meta forward) the attributes are the tensors in use.
+    t = model
+    for part in path.split("."):
+        t = getattr(t, part)
+    return t
+
+
+def _kevo_constants_to(model, device, grad):
+    # Copies for this call; the module keeps its own (a meta forward must not replace them).
+    object.__setattr__(model, "_kevo_active", {{n: c.detach().to(device).requires_grad_(grad)
+                                                for n, c in model._kevo_constants.items()}})
 
 
 def _kevo_gradients(model, args, grads):
+    device = next(a.device for a in list(args) + list(grads) if _kevo_torch.is_tensor(a))
     with _kevo_torch.enable_grad():
+        _kevo_constants_to(model, device, True)
         leaves = [a.detach().requires_grad_(True)
                   if _kevo_torch.is_tensor(a) and a.is_floating_point() else a for a in args]
-        params = _kevo_parameters(model)
+        params = [_kevo_attribute(model, p) for p in _KEVO_PARAMETERS]
         for p in params:
             if not p.requires_grad:
                 p.requires_grad_(True)
@@ -280,12 +335,13 @@ Model.forward = _kevo_backward
 def get_inputs():
     args = list(_kevo_forward_inputs())
     shapes = Model(*get_init_inputs()).to("meta")
+    _kevo_constants_to(shapes, "meta", False)
     with _kevo_torch.no_grad():
         ys = _kevo_as_list(_kevo_forward(shapes, *[_kevo_torch.empty_like(a, device="meta") if _kevo_torch.is_tensor(a) else a
-                                    for a in args]))
+                                                   for a in args]))
     return args + [_kevo_torch.randn(y.shape, dtype=y.dtype) for y in ys]
 )PY",
-                                         params, args, grads);
+                                         params, args, grads, wrt, unsaved);
 }
 
 }  // namespace kevo::interop

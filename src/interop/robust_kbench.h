@@ -58,12 +58,20 @@ std::string rkb_reference_source(const std::string& module_source, const RkbSett
 struct RkbBackwardSignature {
   std::vector<std::string> args;          // the forward's arguments, in order (kevo names)
   std::vector<std::string> grad_outputs;  // one per forward output: "grad_" + output name
+  std::vector<std::string> parameters;    // the forward's parameters (torch paths), gradient order
+  std::vector<std::string> unsaved;       // those func_backward.py does not save (top-level names)
 };
 
-// rkb_reference_source's text followed by a `Model` whose forward takes the forward's arguments and
-// the incoming gradient of each forward output, and returns, by torch.autograd through the
-// forward's PyTorch code, the gradient of every floating-point tensor argument, then of every
-// parameter (named_parameters() order). Its get_inputs() appends one normal draw per forward output.
+// The names func_backward.py passes to ctx.save_for_backward, and (in *params) the parameters of its
+// autograd Function's forward after ctx; empty when either is not found (then all are saved).
+std::vector<std::string> rkb_saved_names(const std::string& backward_source, std::vector<std::string>* params);
+
+// rkb_reference_source's text, with robust-kbench's Model changed in place: its forward takes the
+// forward's arguments and the incoming gradient of each forward output, and returns, by
+// torch.autograd through the forward's PyTorch code, the gradient of every floating-point tensor
+// argument, then of every parameter in `parameters`; the `unsaved` parameters become constants of
+// the module (not inputs: the gradients do not depend on them, says robust-kbench). Its get_inputs()
+// appends one normal draw per forward output.
 std::string rkb_backward_source(const std::string& forward_reference, const RkbBackwardSignature& sig);
 
 }  // namespace kevo::interop

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "interop/bridge.h"
 #include "interop/export.h"
+#include "interop/export_pair.h"
 #include "interop/import.h"
 #include "interop/import_robust_kbench.h"
 #include "interop/robust_kbench.h"
@@ -110,23 +111,63 @@ void register_robust_kbench(CLI::App* imp, int& exit_code) {
   });
 }
 
+fs::path task_dir(const std::string& t) {
+  std::error_code ec;
+  return fs::exists(t, ec) ? fs::path(t) : kevo_home() / "tasks" / t;
+}
+
+// `kevo export-torch TASK KERNEL|- DIR --backward TASK [--backward-kernel FILE]`: the exit code.
+int export_pair(const std::string& fwd, const std::string& kernel, const std::string& bwd,
+                const std::string& bwd_kernel, const std::string& dir) {
+  if (bwd.empty()) {
+    std::fprintf(stderr, "kevo export-torch: KERNEL '-' (PyTorch's forward) needs --backward TASK\n");
+    return 21;
+  }
+  auto f = interop::load_task_with_torch(task_dir(fwd));
+  auto b = f ? interop::load_task_with_torch(task_dir(bwd)) : f;
+  if (!f || !b) {
+    std::fprintf(stderr, "kevo export-torch: %s\n", (!f ? f : b).error().message.c_str());
+    return 21;
+  }
+  std::optional<fs::path> fk, bk;
+  if (kernel != "-") fk = kernel;
+  if (!bwd_kernel.empty() && bwd_kernel != "-") bk = bwd_kernel;
+  auto s = interop::export_torch_pair(*f, fk, *b, bk, dir);
+  if (!s) {
+    std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
+    std::error_code ec;
+    return (fk && !fs::exists(*fk, ec)) || (bk && !fs::exists(*bk, ec)) ? 21 : 20;
+  }
+  std::printf("wrote %s/autograd.py (forward: %s, backward: %s)\ncheck it with torch: python3 %s/test_autograd.py\n",
+              dir.c_str(), fk ? "kevo kernel" : "PyTorch", bk ? "kevo kernel" : "PyTorch", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 // `kevo export-torch`: a kernel in the kevo ABI as a PyTorch extension.
 void register_export_torch(CLI::App& app, int& exit_code) {
   struct ExportArgs {
-    std::string task, kernel, dir, module;
+    std::string task, kernel, dir, module, backward, backward_kernel;
   };
   auto ex = std::make_shared<ExportArgs>();
   auto* exc = app.add_subcommand(
       "export-torch",
       "Write a kernel in the kevo ABI as a PyTorch extension: DIR/{kernel.cu, ext.cpp, loader.py, test_ext.py}.\n"
+      "With --backward: a forward and a backward kernel as one torch.autograd.Function (DIR/autograd.py);\n"
+      "KERNEL '-' or no --backward-kernel: that side falls back to PyTorch.\n"
       "Exit codes: 0 written, 21 bad task or arguments, 20 cannot write.");
   exc->add_option("task", ex->task, "Task directory or bundled task name")->required();
   exc->add_option("kernel", ex->kernel, "The kernel (.cu, kevo candidate ABI)")->required();
   exc->add_option("dir", ex->dir, "Output directory")->required();
   exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
+  exc->add_option("--backward", ex->backward, "The backward task of TASK (directory or bundled name): export the pair");
+  exc->add_option("--backward-kernel", ex->backward_kernel, "The backward task's kernel (default: PyTorch's backward)");
   exc->callback([ex, &exit_code] {
+    if (!ex->backward.empty() || ex->kernel == "-") {
+      exit_code = export_pair(ex->task, ex->kernel, ex->backward, ex->backward_kernel, ex->dir);
+      return;
+    }
     // The name is pasted into loader.py and becomes a file name under torch's build cache.
     if (!ex->module.empty() && !is_identifier(ex->module)) {
       std::fprintf(stderr, "kevo export-torch: --module '%s' must be a Python identifier (letters, digits, _; "

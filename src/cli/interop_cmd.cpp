@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "cli/commands.h"
@@ -49,6 +50,45 @@ Result<interop::TorchBridge> start_bridge(double timeout_s) {
   return interop::TorchBridge::start(bo);
 }
 
+// One bridge serves every input; a bridge a previous input hung or killed is restarted. `one(b, i)`
+// imports input i (one task, or a forward and a backward); progress is a line per task, the reason of
+// a failure on it, and a summary. The exit code: 0 all imported, 1 some failed, 20 no bridge.
+int run_imports(const char* cmd, size_t n, double timeout,
+                const std::function<std::vector<Result<interop::ImportedTask>>(interop::TorchBridge&, size_t)>& one) {
+  auto bridge = start_bridge(timeout);
+  if (!bridge) {
+    std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
+    return 20;
+  }
+  int failed = 0, done = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!bridge->alive()) {
+      auto again = start_bridge(timeout);
+      if (!again) {
+        std::fprintf(stderr, "kevo import %s: %s\n", cmd, again.error().message.c_str());
+        return 20;
+      }
+      *bridge = std::move(*again);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    auto tasks = one(*bridge, i);
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& t : tasks) {
+      if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
+        std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
+        ++failed;
+        continue;
+      }
+      ++done;
+      std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
+      print_imported(*t);
+    }
+    std::fflush(stdout);
+  }
+  if (done + failed > 1) std::printf("%d imported, %d failed\n", done, failed);
+  return failed ? 1 : 0;
+}
+
 // `kevo import robust-kbench`: each task folder gives a forward task and maybe a backward task.
 void register_robust_kbench(CLI::App* imp, int& exit_code) {
   auto rk = std::make_shared<ImportArgs>();
@@ -72,42 +112,10 @@ void register_robust_kbench(CLI::App* imp, int& exit_code) {
       exit_code = 21;
       return;
     }
-    auto bridge = start_bridge(rk->timeout);
-    if (!bridge) {
-      std::fprintf(stderr, "kevo import robust-kbench: %s\n", bridge.error().message.c_str());
-      exit_code = 20;
-      return;
-    }
-    int failed = 0, done = 0;
-    const size_t n = dirs->size();
-    for (size_t i = 0; i < n; ++i) {
-      if (!bridge->alive()) {  // a previous folder hung or crashed it
-        auto again = start_bridge(rk->timeout);
-        if (!again) {
-          std::fprintf(stderr, "kevo import robust-kbench: %s\n", again.error().message.c_str());
-          exit_code = 20;
-          return;
-        }
-        *bridge = std::move(*again);
-      }
+    exit_code = run_imports("robust-kbench", dirs->size(), rk->timeout, [&](interop::TorchBridge& b, size_t i) {
       interop::ImportOptions o{rk->out, rk->name, rk->category, rk->flops, rk->force, 0};
-      auto t0 = std::chrono::steady_clock::now();
-      auto tasks = interop::import_robust_kbench(*bridge, (*dirs)[i], o);
-      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      for (const auto& t : tasks) {
-        if (!t) {
-          std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
-          ++failed;
-          continue;
-        }
-        ++done;
-        std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
-        print_imported(*t);
-      }
-      std::fflush(stdout);
-    }
-    std::printf("%d task(s) imported, %d failed\n", done, failed);
-    exit_code = failed ? 1 : 0;
+      return interop::import_robust_kbench(b, (*dirs)[i], o);
+    });
   });
 }
 
@@ -223,40 +231,12 @@ void register_interop(CLI::App& app, int& exit_code) {
       exit_code = 21;
       return;
     }
-    auto bridge = start_bridge(kb->timeout);
-    if (!bridge) {
-      std::fprintf(stderr, "kevo import kernelbench: %s\n", bridge.error().message.c_str());
-      exit_code = 20;
-      return;
-    }
-    int failed = 0;
-    const size_t n = files->size();
-    for (size_t i = 0; i < n; ++i) {
-      const auto& f = (*files)[i];
-      if (!bridge->alive()) {  // a previous file hung or crashed it
-        auto again = start_bridge(kb->timeout);
-        if (!again) {
-          std::fprintf(stderr, "kevo import kernelbench: %s\n", again.error().message.c_str());
-          exit_code = 20;
-          return;
-        }
-        *bridge = std::move(*again);
-      }
+    exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](interop::TorchBridge& b, size_t i) {
       interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
-      auto t0 = std::chrono::steady_clock::now();
-      auto t = interop::import_kernelbench(*bridge, f, o);
-      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
-        std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
-        ++failed;
-        continue;
-      }
-      std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
-      print_imported(*t);
-      std::fflush(stdout);
-    }
-    if (n > 1) std::printf("%zu imported, %d failed\n", n - static_cast<size_t>(failed), failed);
-    exit_code = failed ? 1 : 0;
+      std::vector<Result<interop::ImportedTask>> r;
+      r.push_back(interop::import_kernelbench(b, (*files)[i], o));
+      return r;
+    });
   });
 
   auto ee = std::make_shared<ImportArgs>();

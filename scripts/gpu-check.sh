@@ -14,6 +14,9 @@
 #   torchoracle  the PyTorch oracle on the device data plane: real runners lend buffers to the
 #              bridge through CUDA IPC (tests/interop/torch_oracle_gpu_test.cpp, ~1-2 min)
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
+#   pair       `kevo import robust-kbench` of tests/interop/data/robust_kbench (forward + backward),
+#              `kevo eval` of its test kernels against the PyTorch oracle, and `kevo export-torch
+#              --backward` of both with the generated test_autograd.py (gradients vs autograd, ~2 min)
 #   profile    `kevo eval --baseline --profile` (Nsight Compute) on 12 bundled baselines
 #              (KEVO_PROFILE_TASKS picks others); ncu's raw CSV reports are kept in $OUT/ncu/ to
 #              replace the constructed fixtures in tests/check/data/; then a scripted gelu run with
@@ -34,7 +37,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop profile}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop pair profile}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -122,6 +125,22 @@ if has interop; then
   # Every task's line (a plain tail cut the first ones off), then the end.
   grep -E "^(INTEROP|EXPORT_TEST)|^== |winner|vs PyTorch" "$OUT/interop.txt"
   tail -12 "$OUT/interop.txt"
+fi
+if has pair; then
+  stamp pair
+  P="$OUT/pair"; D=tests/interop/data
+  mkdir -p "$P"
+  {
+    "$B/bin/kevo" import robust-kbench "$D/robust_kbench" --out "$P/tasks" --force || echo "PAIR import failed"
+    for t in scale_shift scale_shift_backward; do
+      "$B/bin/kevo" eval "$P/tasks/$t" "$D/robust_kbench_kernels/$t.cu"; echo "PAIR eval $t exit $?"
+    done
+    "$B/bin/kevo" export-torch "$P/tasks/scale_shift" "$D/robust_kbench_kernels/scale_shift.cu" "$P/both" \
+      --backward "$P/tasks/scale_shift_backward" --backward-kernel "$D/robust_kbench_kernels/scale_shift_backward.cu"
+    timeout 400 python3 "$P/both/test_autograd.py"; echo "PAIR test_autograd exit $?"
+  } > "$OUT/pair.txt" 2>&1
+  grep -q "PAIR test_autograd exit 0" "$OUT/pair.txt" && ! grep -qE "PAIR (import failed|eval .* exit [^0])" "$OUT/pair.txt" || rc=1
+  grep -E "^PAIR|^(PASS|FAIL|SKIP)" "$OUT/pair.txt"; tail -12 "$OUT/pair.txt"
 fi
 if has profile; then
   stamp profile

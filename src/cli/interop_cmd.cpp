@@ -1,14 +1,19 @@
-// `kevo import kernelbench FILE|DIR... --out DIR`, `kevo import evoengineer FILE.json --out DIR` and
+// `kevo import kernelbench FILE|DIR... --out DIR`, `kevo import evoengineer FILE.json --out DIR`,
+// `kevo import robust-kbench DIR... --out DIR` and
 // `kevo export-torch TASK KERNEL.cu DIR` (docs/INTEROP.md).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "cli/commands.h"
 #include "interop/bridge.h"
 #include "interop/export.h"
+#include "interop/export_pair.h"
 #include "interop/import.h"
+#include "interop/import_robust_kbench.h"
+#include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
 #include "util/fs.h"
 
@@ -45,23 +50,132 @@ Result<interop::TorchBridge> start_bridge(double timeout_s) {
   return interop::TorchBridge::start(bo);
 }
 
+// One bridge serves every input; a bridge a previous input hung or killed is restarted. `one(b, i)`
+// imports input i (one task, or a forward and a backward); progress is a line per task, the reason of
+// a failure on it, and a summary. The exit code: 0 all imported, 1 some failed, 20 no bridge.
+int run_imports(const char* cmd, size_t n, double timeout,
+                const std::function<std::vector<Result<interop::ImportedTask>>(interop::TorchBridge&, size_t)>& one) {
+  auto bridge = start_bridge(timeout);
+  if (!bridge) {
+    std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
+    return 20;
+  }
+  int failed = 0, done = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!bridge->alive()) {
+      auto again = start_bridge(timeout);
+      if (!again) {
+        std::fprintf(stderr, "kevo import %s: %s\n", cmd, again.error().message.c_str());
+        return 20;
+      }
+      *bridge = std::move(*again);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    auto tasks = one(*bridge, i);
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& t : tasks) {
+      if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
+        std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
+        ++failed;
+        continue;
+      }
+      ++done;
+      std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
+      print_imported(*t);
+    }
+    std::fflush(stdout);
+  }
+  if (done + failed > 1) std::printf("%d imported, %d failed\n", done, failed);
+  return failed ? 1 : 0;
+}
+
+// `kevo import robust-kbench`: each task folder gives a forward task and maybe a backward task.
+void register_robust_kbench(CLI::App* imp, int& exit_code) {
+  auto rk = std::make_shared<ImportArgs>();
+  auto* rkc = imp->add_subcommand(
+      "robust-kbench",
+      "Import robust-kbench task folders (func_forward.py, func_backward.py, config_*.json): a forward task\n"
+      "and, where there is func_backward.py, a backward task <name>_backward. Exit codes: 0 all imported,\n"
+      "1 some failed, 20 no usable Python/torch, 21 no task folder.");
+  rkc->add_option("folders", rk->files, "Task folders, or folders of them (a robust-kbench checkout's tasks)")
+      ->required();
+  add_import_options(rkc, rk);
+  rkc->callback([rk, &exit_code] {
+    auto dirs = interop::robust_kbench_folders(rk->files);
+    if (!dirs) {
+      std::fprintf(stderr, "kevo import robust-kbench: %s\n", dirs.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    if (!rk->name.empty() && dirs->size() > 1) {
+      std::fprintf(stderr, "kevo import robust-kbench: --name needs exactly one task folder\n");
+      exit_code = 21;
+      return;
+    }
+    exit_code = run_imports("robust-kbench", dirs->size(), rk->timeout, [&](interop::TorchBridge& b, size_t i) {
+      interop::ImportOptions o{rk->out, rk->name, rk->category, rk->flops, rk->force, 0};
+      return interop::import_robust_kbench(b, (*dirs)[i], o);
+    });
+  });
+}
+
+fs::path task_dir(const std::string& t) {
+  std::error_code ec;
+  return fs::exists(t, ec) ? fs::path(t) : kevo_home() / "tasks" / t;
+}
+
+// `kevo export-torch TASK KERNEL|- DIR --backward TASK [--backward-kernel FILE]`: the exit code.
+int export_pair(const std::string& fwd, const std::string& kernel, const std::string& bwd,
+                const std::string& bwd_kernel, const std::string& dir) {
+  if (bwd.empty()) {
+    std::fprintf(stderr, "kevo export-torch: KERNEL '-' (PyTorch's forward) needs --backward TASK\n");
+    return 21;
+  }
+  auto f = interop::load_task_with_torch(task_dir(fwd));
+  auto b = f ? interop::load_task_with_torch(task_dir(bwd)) : f;
+  if (!f || !b) {
+    std::fprintf(stderr, "kevo export-torch: %s\n", (!f ? f : b).error().message.c_str());
+    return 21;
+  }
+  std::optional<fs::path> fk, bk;
+  if (kernel != "-") fk = kernel;
+  if (!bwd_kernel.empty() && bwd_kernel != "-") bk = bwd_kernel;
+  auto s = interop::export_torch_pair(*f, fk, *b, bk, dir);
+  if (!s) {
+    std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
+    std::error_code ec;
+    return (fk && !fs::exists(*fk, ec)) || (bk && !fs::exists(*bk, ec)) ? 21 : 20;
+  }
+  std::printf("wrote %s/autograd.py (forward: %s, backward: %s)\ncheck it with torch: python3 %s/test_autograd.py\n",
+              dir.c_str(), fk ? "kevo kernel" : "PyTorch", bk ? "kevo kernel" : "PyTorch", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 // `kevo export-torch`: a kernel in the kevo ABI as a PyTorch extension.
 void register_export_torch(CLI::App& app, int& exit_code) {
   struct ExportArgs {
-    std::string task, kernel, dir, module;
+    std::string task, kernel, dir, module, backward, backward_kernel;
   };
   auto ex = std::make_shared<ExportArgs>();
   auto* exc = app.add_subcommand(
       "export-torch",
       "Write a kernel in the kevo ABI as a PyTorch extension: DIR/{kernel.cu, ext.cpp, loader.py, test_ext.py}.\n"
+      "With --backward: a forward and a backward kernel as one torch.autograd.Function (DIR/autograd.py);\n"
+      "KERNEL '-' or no --backward-kernel: that side falls back to PyTorch.\n"
       "Exit codes: 0 written, 21 bad task or arguments, 20 cannot write.");
   exc->add_option("task", ex->task, "Task directory or bundled task name")->required();
   exc->add_option("kernel", ex->kernel, "The kernel (.cu, kevo candidate ABI)")->required();
   exc->add_option("dir", ex->dir, "Output directory")->required();
   exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
+  exc->add_option("--backward", ex->backward, "The backward task of TASK (directory or bundled name): export the pair");
+  exc->add_option("--backward-kernel", ex->backward_kernel, "The backward task's kernel (default: PyTorch's backward)");
   exc->callback([ex, &exit_code] {
+    if (!ex->backward.empty() || ex->kernel == "-") {
+      exit_code = export_pair(ex->task, ex->kernel, ex->backward, ex->backward_kernel, ex->dir);
+      return;
+    }
     // The name is pasted into loader.py and becomes a file name under torch's build cache.
     if (!ex->module.empty() && !is_identifier(ex->module)) {
       std::fprintf(stderr, "kevo export-torch: --module '%s' must be a Python identifier (letters, digits, _; "
@@ -117,40 +231,12 @@ void register_interop(CLI::App& app, int& exit_code) {
       exit_code = 21;
       return;
     }
-    auto bridge = start_bridge(kb->timeout);
-    if (!bridge) {
-      std::fprintf(stderr, "kevo import kernelbench: %s\n", bridge.error().message.c_str());
-      exit_code = 20;
-      return;
-    }
-    int failed = 0;
-    const size_t n = files->size();
-    for (size_t i = 0; i < n; ++i) {
-      const auto& f = (*files)[i];
-      if (!bridge->alive()) {  // a previous file hung or crashed it
-        auto again = start_bridge(kb->timeout);
-        if (!again) {
-          std::fprintf(stderr, "kevo import kernelbench: %s\n", again.error().message.c_str());
-          exit_code = 20;
-          return;
-        }
-        *bridge = std::move(*again);
-      }
+    exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](interop::TorchBridge& b, size_t i) {
       interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
-      auto t0 = std::chrono::steady_clock::now();
-      auto t = interop::import_kernelbench(*bridge, f, o);
-      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
-        std::fprintf(stderr, "[%zu/%zu] FAILED (%.1f s) %s\n", i + 1, n, sec, t.error().message.c_str());
-        ++failed;
-        continue;
-      }
-      std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
-      print_imported(*t);
-      std::fflush(stdout);
-    }
-    if (n > 1) std::printf("%zu imported, %d failed\n", n - static_cast<size_t>(failed), failed);
-    exit_code = failed ? 1 : 0;
+      std::vector<Result<interop::ImportedTask>> r;
+      r.push_back(interop::import_kernelbench(b, (*files)[i], o));
+      return r;
+    });
   });
 
   auto ee = std::make_shared<ImportArgs>();
@@ -205,6 +291,7 @@ void register_interop(CLI::App& app, int& exit_code) {
     exit_code = failed ? 1 : 0;
   });
 
+  register_robust_kbench(imp, exit_code);
   register_export_torch(app, exit_code);
 }
 

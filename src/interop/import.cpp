@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include "interop/import_probe.h"
+#include "interop/import_staging.h"
 #include "interop/import_toml.h"
 #include "util/fs.h"
 
@@ -40,34 +40,6 @@ Result<Imported> build_task(TorchBridge& b, const fs::path& file, const std::str
                extra_toml, o.flops};
   TaskText t = write_task_text(*p, h);
   return Imported{t.toml, t.sidecar, p->notes};
-}
-
-Result<fs::path> make_staging(const fs::path& out_dir, const std::string& name, bool overwrite) {
-  std::error_code ec;
-  fs::path final_dir = out_dir / name;
-  if (fs::exists(final_dir, ec) && !overwrite)
-    return fail("{}: already exists (use --force to replace it)", final_dir.string());
-  fs::create_directories(out_dir, ec);
-  if (ec) return fail("{}: cannot create: {}", out_dir.string(), ec.message());
-  fs::path staging = out_dir / fmt::format(".{}.importing.{}", name, getpid());
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging, ec);
-  if (ec) return fail("{}: cannot create: {}", staging.string(), ec.message());
-  return staging;
-}
-
-Status publish(const fs::path& staging, const fs::path& final_dir) {
-  std::error_code ec;
-  fs::remove_all(final_dir, ec);
-  fs::rename(staging, final_dir, ec);
-  if (ec) return fail("cannot move {} to {}: {}", staging.string(), final_dir.string(), ec.message());
-  return {};
-}
-
-Status write_task_files(const fs::path& staging, const Imported& im) {
-  KEVO_TRY(write_file_atomic(staging / "task.toml", im.toml));
-  KEVO_TRY(write_file_atomic(staging / "torch.json", im.sidecar.dump(2) + "\n"));
-  return {};
 }
 
 }  // namespace
@@ -129,7 +101,7 @@ Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, co
     cleanup();
     return fail("{}", im.error().message);
   }
-  if (auto s = write_task_files(*staging, *im); !s) {
+  if (auto s = write_task_files(*staging, im->toml, im->sidecar); !s) {
     cleanup();
     return s.unexpected();
   }
@@ -230,7 +202,7 @@ Result<ImportedTask> import_evoengineer_record(TorchBridge& b, const EvoRecord& 
   }
   im->sidecar["original"] = "original.py";
   im->sidecar["torch_baseline"] = "torch_baseline.cu";
-  if (auto s = write_task_files(*staging, *im); !s) {
+  if (auto s = write_task_files(*staging, im->toml, im->sidecar); !s) {
     cleanup();
     return s.unexpected();
   }

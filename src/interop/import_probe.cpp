@@ -241,6 +241,36 @@ void derive_task_flops(ProblemShape& p, const ConfigProbe& main) {
   out.flops = *f;
 }
 
+// The given configs the module accepts, as visible configs; the others are noted.
+std::vector<FoundConfig> probe_given(const Ctx& c, ProblemShape& p, const std::vector<GivenConfig>& given) {
+  std::vector<FoundConfig> out;
+  std::set<Dims> seen{p.base_dims};
+  for (const auto& g : given) {
+    Dims d = p.base_dims;
+    std::string why;
+    for (const auto& [k, v] : g.sizes) {
+      if (d.count(k)) {
+        d[k] = v;
+        continue;
+      }
+      for (const auto& [name, base] : p.base.globals)
+        if (name == k && base != v && why.empty()) why = fmt::format("it sets '{}' = {}, which kevo keeps at {}", k, v, base);
+    }
+    if (why.empty() && !seen.insert(d).second) continue;  // the same sizes as main or an earlier one
+    if (why.empty()) {
+      auto probe = probe_at(c, d, p.tied);
+      if (probe && !same_structure(probe->slots, p.base_slots)) why = "it changes the number or rank of tensors";
+      if (!probe) why = "the module rejects it: " + probe.error().message.substr(0, probe.error().message.find('\n'));
+      if (probe && why.empty()) {
+        out.push_back({g.name, d, false, std::move(*probe)});
+        continue;
+      }
+    }
+    p.notes.push_back(fmt::format("config '{}' dropped: {}", g.name, why));
+  }
+  return out;
+}
+
 }  // namespace
 
 Error relabel(const Error& e, const fs::path& file, const std::string& label) {
@@ -250,7 +280,8 @@ Error relabel(const Error& e, const fs::path& file, const std::string& label) {
   return Error{label + ": " + m};
 }
 
-Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed) {
+Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed,
+                                     const std::vector<GivenConfig>& given) {
   Ctx c{b, file, where, seed};
   ProblemShape p;
   if (auto s = b.load(file, {}, seed, true); !s) return Unexpected{relabel(s.error(), file, where)};
@@ -263,7 +294,12 @@ Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const
   if (auto r = b.request({{"op", "count_flops"}}); r) main.flops = *r;
   KEVO_TRY(find_sizes(c, p));
   FoundConfig main_cfg{"main", p.base_dims, false, main};
+  auto named = probe_given(c, p, given);
   p.configs = search_configs(p.sizes, main_cfg, [&](const Dims& d) { return probe_at(c, d, p.tied); }, p.notes);
+  std::erase_if(p.configs, [&](const FoundConfig& f) {
+    return std::any_of(named.begin(), named.end(), [&](const FoundConfig& n) { return n.dims == f.dims; });
+  });
+  p.configs.insert(p.configs.begin() + 1, named.begin(), named.end());
   int visible = 0, held = 0;
   for (const auto& cf : p.configs) (cf.held_out ? held : visible)++;
   if (visible < 3 || held < 1) {

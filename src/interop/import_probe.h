@@ -43,9 +43,18 @@ constexpr double kStatsBytesLimit = 64.0 * 1024 * 1024;
 // No config above this is materialized for statistics at all (the defaults are used instead).
 constexpr double kStatsBytesCeiling = 1024.0 * 1024 * 1024;
 
-// `where` names the file in errors.
+// A configuration the source itself names (robust-kbench's multi_* product): its sizes, by name.
+struct GivenConfig {
+  std::string name;
+  Dims sizes;
+};
+
+// `where` names the file in errors. `given` configs become visible configs after main (before
+// kevo's own variants) where the module accepts them; one that changes a size kevo keeps constant,
+// or that the module rejects, is dropped with a note.
 Result<ProblemShape> analyze_problem(TorchBridge& b, const std::filesystem::path& file,
-                                     const std::string& where, uint64_t seed);
+                                     const std::string& where, uint64_t seed,
+                                     const std::vector<GivenConfig>& given = {});
 
 // The error text with the bridge's absolute path of `file` replaced by `label`, prefixed by it.
 Error relabel(const Error& e, const std::filesystem::path& file, const std::string& label);

@@ -24,17 +24,6 @@ std::string toml_multiline(const std::string& s) {
   return out;
 }
 
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '\\' || c == '"') out += std::string("\\") + c;
-    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\u{:04x}", u);
-    else out += c;
-  }
-  return out + "\"";
-}
-
 std::string num(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.1f}", v);
   return fmt::format("{:.6g}", v);
@@ -196,6 +185,17 @@ ojson sidecar(const ProblemShape& p, const TaskHeader& h) {
 }
 
 }  // namespace
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\\' || c == '"') out += std::string("\\") + c;
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\u{:04x}", u);
+    else out += c;
+  }
+  return out + "\"";
+}
 
 std::string sanitize_name(const std::string& s) {
   std::string out;

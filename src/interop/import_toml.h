@@ -24,6 +24,8 @@ TaskText write_task_text(ProblemShape& p, const TaskHeader& h);
 
 // "19_ReLU.py" -> "19_relu" without the collapsing of task_name_from: lower case, [a-z0-9_].
 std::string sanitize_name(const std::string& s);
+// A TOML basic string: quoted, with escapes.
+std::string toml_string(const std::string& s);
 std::string guess_category(const std::string& name, const std::string& source);
 
 }  // namespace kevo::interop

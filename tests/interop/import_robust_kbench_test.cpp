@@ -21,10 +21,11 @@ namespace {
 
 using testing::TempDir;
 
-// robust-kbench's task folders: $KEVO_ROBUST_KBENCH_DIR, else the shared copy on the dev machine.
+// robust-kbench's task folders: $KEVO_ROBUST_KBENCH_DIR, else ../shared/robust-kbench beside the
+// source tree (as the KernelBench coverage test finds ../shared/kernelbench).
 fs::path robust_kbench_dir() {
   const char* e = std::getenv("KEVO_ROBUST_KBENCH_DIR");
-  return e && *e ? fs::path(e) : fs::path("/work/shared/robust-kbench");
+  return e && *e ? fs::path(e) : fs::path(KEVO_SOURCE_DIR) / ".." / "shared" / "robust-kbench";
 }
 
 const Config& config_named(const Task& t, const std::string& name) {

@@ -144,6 +144,33 @@ TEST(VerifierRun, EveryCandidateIsJudgedByTheCheckerAndTheReviewRecorded) {
   EXPECT_EQ(totals->llm_calls, 16);
 }
 
+// A verifier whose server is gone: every review fails, and the search goes on without it (it is
+// never the gate). Each failed review is recorded as unanswered, with its error on the call.
+TEST(VerifierRun, ADeadVerifierServerStopsNothing) {
+  std::atomic<int> k{0};
+  Harness h(proposals_and_reviews(k));
+  llm::LlmConfig dead = llm::testing::test_config("http://127.0.0.1:1");  // port 1: refused
+  dead.retry.max_attempts = 1;
+  auto verifier = llm::make_client("fake:m1", llm::make_context(dead, {.seed = 3}));
+  ASSERT_TRUE(verifier);
+  Engine e(h.task, *h.eval, *h.db, h.client.get(), nullptr, h.cancel);
+  e.set_verifier(verifier->get());
+  auto out = e.start(h.options("evoengineer-free", 4));
+  ASSERT_TRUE(out) << out.error().message;
+  auto cands = h.candidates(out->run_id);
+  ASSERT_EQ(cands.size(), 4u);
+  int passed = 0;
+  for (const auto& c : cands) passed += c.outcome == "pass";
+  EXPECT_EQ(passed, 2);
+  auto ev = h.db->events(out->run_id);
+  ASSERT_TRUE(ev);
+  VerifierMatrix m = verifier_matrix(*ev, cands);
+  EXPECT_EQ(m.calls, 4);
+  EXPECT_EQ(m.unanswered, 4);
+  EXPECT_EQ(m.judged(), 0);
+  for (const auto& p : h.server.prompts()) EXPECT_FALSE(contains(p, "## Checklist"));  // none reached it
+}
+
 TEST(VerifierRun, WithoutAVerifierNothingIsAskedOrRecorded) {
   std::atomic<int> k{0};
   Harness h(proposals_and_reviews(k));

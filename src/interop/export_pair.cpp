@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "task/backward.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
@@ -188,6 +189,8 @@ Status check_pair(const Task& f, const Task& b, bool fallback) {
   if (!b.backward) return fail("task '{}' ({}) is not a backward task (no [backward] table)", b.name, b.dir.string());
   if (b.backward->of != f.name)
     return fail("task '{}' is the backward of '{}', not of '{}'", b.name, b.backward->of, f.name);
+  // The tables autograd.py is written from index the forward's tensors by the backward's names.
+  KEVO_TRY(check_backward_pair(b, f));
   for (const Task* t : {&f, &b}) {
     if (!is_identifier(t->name)) return fail("task name '{}' is not an identifier", cpp_escape(t->name));
     for (const auto& x : t->inputs)

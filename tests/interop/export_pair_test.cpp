@@ -139,6 +139,13 @@ TEST(ExportPair, RefusesAMismatchedPairAndAFallbackWithoutReference) {
   auto other = export_torch_pair(*gelu, gelu->baseline_path(), *lin_b, lin_b->baseline_path(), tmp.path / "b");
   ASSERT_FALSE(other);
   EXPECT_NE(other.error().message.find("is the backward of 'linear', not of 'gelu'"), std::string::npos);
+  // A pair whose gradient names no forward input (task/backward.h's check, not a broken autograd.py).
+  Task stray = *lin_b;
+  stray.backward->gradients.front().of = "z";
+  auto mismatched = export_torch_pair(*lin, lin->baseline_path(), stray, lin_b->baseline_path(), tmp.path / "e");
+  ASSERT_FALSE(mismatched);
+  EXPECT_NE(mismatched.error().message.find("'z'"), std::string::npos) << mismatched.error().message;
+  EXPECT_FALSE(fs::exists(tmp.path / "e" / "autograd.py"));
   auto no_ref = export_torch_pair(*lin, std::nullopt, *lin_b, lin_b->baseline_path(), tmp.path / "c");
   ASSERT_FALSE(no_ref);
   EXPECT_NE(no_ref.error().message.find("has no PyTorch reference"), std::string::npos) << no_ref.error().message;

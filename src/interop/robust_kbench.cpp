@@ -165,11 +165,15 @@ std::string rkb_reference_source(const std::string& module_source, const RkbSett
                                  const std::string& label) {
   std::string s = module_source;
   if (!s.empty() && s.back() != '\n') s += '\n';
+  // The label (a folder's name) goes into a comment: a line break in it would start code.
+  std::string safe_label = label;
+  for (char& c : safe_label)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   s += fmt::format(
       "\n\n# ---- added by `kevo import robust-kbench` ({}) ----\n"
       "# The configuration's settings as top-level names: kevo varies the integer ones (the task's\n"
       "# sizes); Model and get_inputs below pass each to the parameter of that name.\n",
-      label);
+      safe_label);
   std::string names;
   for (const auto& [k, v] : settings) {
     s += fmt::format("{} = {}\n", k, python_literal(v));

@@ -88,6 +88,10 @@ TEST(RobustKbench, ReferenceKeepsTheSourceAndBindsTheSettings) {
   EXPECT_NE(src.find("\ninit_method = \"kaiming\"\n"), std::string::npos);
   EXPECT_NE(src.find("\nflag = True\n"), std::string::npos);
   EXPECT_NE(src.find("def get_init_inputs():"), std::string::npos);
+  // A folder name is pasted into a comment: a line break in it must not start a line of code.
+  std::string hostile = rkb_reference_source("class Model: pass", s, "robust-kbench a\nimport os\r\nos.system('x')");
+  EXPECT_EQ(hostile.find("\nimport os"), std::string::npos) << hostile;
+  EXPECT_EQ(hostile.find("\nos.system"), std::string::npos) << hostile;
   std::string b = rkb_backward_source(src, {{"x", "t"}, {"grad_out"}});
   EXPECT_NE(b.find("def _kevo_backward(self, x, t, grad_out):"), std::string::npos) << b;
   EXPECT_NE(b.find("_kevo_gradients(self, [x, t, ], [grad_out, ])"), std::string::npos) << b;

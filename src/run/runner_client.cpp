@@ -42,7 +42,8 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
     return fail("pipe: {}", std::strerror(errno));
   SpawnOptions so;
-  so.argv = {runner.string()};
+  so.argv = opts.launcher;
+  so.argv.push_back(runner.string());
   so.pass_fds = {c->arena_.fd(), req[0], rep[1]};  // become fds 3, 4, 5
   so.env_add = opts.env;
   // The runner loads hostile code: it gets no credentials (the run database's, the LLM keys').

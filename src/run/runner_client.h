@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "run/channel.h"
@@ -26,6 +27,8 @@ struct RunnerDeath {
 
 struct RunnerOptions {
   std::filesystem::path runner;  // empty: find_runner()
+  // A program the runner is started under, with its arguments (ncu for a profile); empty: none.
+  std::vector<std::string> launcher;
   std::chrono::milliseconds start_timeout{60000};
   std::map<std::string, std::string> env;
 };

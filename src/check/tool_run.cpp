@@ -1,0 +1,46 @@
+#include "check/tool_run.h"
+
+#include "check/evaluator.h"
+#include "check/host_data.h"
+#include "check/runner_replies.h"
+#include "util/fs.h"
+
+namespace kevo {
+namespace fs = std::filesystem;
+
+Result<ToolRun> run_under_tool(EvalSession& s, const Config& config, uint64_t seed,
+                               std::vector<std::string> launcher, const fs::path& log,
+                               const ToolTimeouts& timeouts) {
+  auto runner = find_runner();
+  if (!runner) return fail("no kevo-runner");
+  auto ins = generate_inputs(s.task, config, seed, false);
+  if (!ins) return ins.unexpected();
+  auto p = prepare(s.task, config, *ins, false);
+  if (!p) return p.unexpected();
+  fs::remove(log);
+  RunnerOptions ro = runner_options(s.opts);
+  ro.runner = *runner;
+  ro.launcher = std::move(launcher);
+  auto r = RunnerClient::start(ro);
+  if (!r) return fail("could not start {}: {}", ro.launcher.empty() ? "the runner" : ro.launcher.front(),
+                      r.error().message);
+  auto& rc = *r;
+  ToolRun out;
+  auto loaded = rc->call({{"cmd", "load"}, {"slot", "cand"}, {"path", s.cand_so->so_path.string()}}, timeouts.load);
+  out.ran = loaded;
+  if (loaded) {
+    (void)rc->arena().resize(p->layout.size);
+    put_inputs(rc->arena(), p->inputs, *ins);
+    nlohmann::json req = base_request(s.task, config);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
+                {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
+    out.ran = rc->call(req, timeouts.run);
+  }
+  out.tail = rc->finish(timeouts.finish);  // the tool writes its report as the runner exits
+  rc.reset();
+  if (auto text = read_file(log)) out.report = std::move(*text);
+  fs::remove(log);
+  return out;
+}
+
+}  // namespace kevo

@@ -140,11 +140,20 @@ int export_pair(const std::string& fwd, const std::string& kernel, const std::st
   std::optional<fs::path> fk, bk;
   if (kernel != "-") fk = kernel;
   if (!bwd_kernel.empty() && bwd_kernel != "-") bk = bwd_kernel;
+  std::error_code ec;
+  for (const auto& k : {fk, bk})
+    if (k && !fs::is_regular_file(*k, ec)) {
+      std::fprintf(stderr, "kevo export-torch: %s: no such kernel file\n", k->c_str());
+      return 21;
+    }
+  if (auto bad = interop::check_torch_pair(*f, *b, !fk || !bk); !bad) {  // bad arguments, not a write
+    std::fprintf(stderr, "kevo export-torch: %s\n", bad.error().message.c_str());
+    return 21;
+  }
   auto s = interop::export_torch_pair(*f, fk, *b, bk, dir);
   if (!s) {
     std::fprintf(stderr, "kevo export-torch: %s\n", s.error().message.c_str());
-    std::error_code ec;
-    return (fk && !fs::exists(*fk, ec)) || (bk && !fs::exists(*bk, ec)) ? 21 : 20;
+    return 20;
   }
   std::printf("wrote %s/autograd.py (forward: %s, backward: %s)\ncheck it with torch: python3 %s/test_autograd.py\n",
               dir.c_str(), fk ? "kevo kernel" : "PyTorch", bk ? "kevo kernel" : "PyTorch", dir.c_str());

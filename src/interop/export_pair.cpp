@@ -185,25 +185,6 @@ std::string py_list(const std::vector<std::string>& v) {
   return "[" + s + "]";
 }
 
-Status check_pair(const Task& f, const Task& b, bool fallback) {
-  if (!b.backward) return fail("task '{}' ({}) is not a backward task (no [backward] table)", b.name, b.dir.string());
-  if (b.backward->of != f.name)
-    return fail("task '{}' is the backward of '{}', not of '{}'", b.name, b.backward->of, f.name);
-  // The tables autograd.py is written from index the forward's tensors by the backward's names.
-  KEVO_TRY(check_backward_pair(b, f));
-  for (const Task* t : {&f, &b}) {
-    if (!is_identifier(t->name)) return fail("task name '{}' is not an identifier", cpp_escape(t->name));
-    for (const auto& x : t->inputs)
-      if (!is_identifier(x.name)) return fail("tensor name '{}' is not an identifier", cpp_escape(x.name));
-  }
-  std::error_code ec;
-  if (fallback && (f.torch_reference.empty() || !fs::exists(f.torch_reference_path(), ec)))
-    return fail("task '{}' has no PyTorch reference (torch_reference) for the side without a kernel to fall "
-                "back to; give both kernels",
-                f.name);
-  return {};
-}
-
 // The Python tables autograd.py starts with.
 std::string autograd_py(const Task& f, const Task& b, bool fk, bool bk) {
   std::vector<std::string> inputs, args, bwd_inputs, grads;
@@ -251,9 +232,28 @@ std::string autograd_py(const Task& f, const Task& b, bool fk, bool bk) {
 
 }  // namespace
 
+Status check_torch_pair(const Task& f, const Task& b, bool fallback) {
+  if (!b.backward) return fail("task '{}' ({}) is not a backward task (no [backward] table)", b.name, b.dir.string());
+  if (b.backward->of != f.name)
+    return fail("task '{}' is the backward of '{}', not of '{}'", b.name, b.backward->of, f.name);
+  // The tables autograd.py is written from index the forward's tensors by the backward's names.
+  KEVO_TRY(check_backward_pair(b, f));
+  for (const Task* t : {&f, &b}) {
+    if (!is_identifier(t->name)) return fail("task name '{}' is not an identifier", cpp_escape(t->name));
+    for (const auto& x : t->inputs)
+      if (!is_identifier(x.name)) return fail("tensor name '{}' is not an identifier", cpp_escape(x.name));
+  }
+  std::error_code ec;
+  if (fallback && (f.torch_reference.empty() || !fs::exists(f.torch_reference_path(), ec)))
+    return fail("task '{}' has no PyTorch reference (torch_reference) for the side without a kernel to fall "
+                "back to; give both kernels",
+                f.name);
+  return {};
+}
+
 Status export_torch_pair(const Task& forward, const std::optional<fs::path>& forward_kernel, const Task& backward,
                          const std::optional<fs::path>& backward_kernel, const fs::path& out_dir) {
-  KEVO_TRY(check_pair(forward, backward, !forward_kernel || !backward_kernel));
+  KEVO_TRY(check_torch_pair(forward, backward, !forward_kernel || !backward_kernel));
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return fail("{}: cannot create: {}", out_dir.string(), ec.message());

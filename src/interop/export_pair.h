@@ -18,8 +18,13 @@
 
 namespace kevo::interop {
 
-// Errors: the backward task is not the backward of `forward`; a side falls back and the forward task
-// has no PyTorch reference; a kernel that export_torch refuses.
+// Whether the pair can be exported: the backward task is the backward of `forward`
+// (task/backward.h), names are identifiers, and a side that falls back (`fallback`) has the
+// forward task's PyTorch reference to fall back to. Writes nothing.
+Status check_torch_pair(const Task& forward, const Task& backward, bool fallback);
+
+// Errors: those of check_torch_pair; a kernel that export_torch refuses; a file that cannot be
+// written.
 Status export_torch_pair(const Task& forward, const std::optional<std::filesystem::path>& forward_kernel,
                          const Task& backward, const std::optional<std::filesystem::path>& backward_kernel,
                          const std::filesystem::path& out_dir);

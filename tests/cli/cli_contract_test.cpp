@@ -73,6 +73,11 @@ TEST(CliContract, ArgumentErrorsExitWithTheDocumentedCode) {
       {{"eval", "gelu", "x.cu", "--no-such-flag"}, 21}, // unknown option
       {{"task", "lint", "--seeds", "many"}, 21},        // not a number
       {{"export-torch", "gelu"}, 21},                   // KERNEL and DIR missing
+      // a pair whose second task is not the first's backward; a kernel that is not there; '-'
+      // (PyTorch's forward) without a backward task: checked before anything is written
+      {{"export-torch", "linear", "-", "/nonexistent/pair", "--backward", "gelu"}, 21},
+      {{"export-torch", "linear", "/nonexistent/k.cu", "/nonexistent/pair", "--backward", "linear_backward"}, 21},
+      {{"export-torch", "linear", "-", "/nonexistent/pair"}, 21},
       {{"evolve", "gelu", "--budget-candidates", "x"}, 2},
       {{"llm", "ping"}, 2},                             // MODEL missing
       {{"bench", "table"}, 2},                          // SOURCES missing

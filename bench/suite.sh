@@ -10,6 +10,7 @@
 set -uo pipefail
 B=$(realpath "${1:-build}"); W=$(realpath -m "${2:-/tmp/kevo-suite}"); N=${3:-4}
 SEEDS=${SEEDS:-1}; TB=${TIME_BUDGET:-1}
+SUITE=${SUITE:-quick}  # a bundled suite's name or a suite file (one task per line)
 # PARTS="offline scripted report" by default; split them over device calls when they do not fit
 # one. A device machine starts bare, so bring WORK_DIR/*.db back with the call's logs: `kevo bench`
 # resumes from a carried database, and `kevo bench table` / `kevo report` run on any machine.
@@ -25,13 +26,13 @@ M="http://127.0.0.1:$(sed -n 's/^PORT //p' "$W/llm.txt")/v1#scripted"
 rc=0
 if part offline; then
 echo "== offline (no model), $N candidates per task"
-"$K" bench --suite quick --budget-candidates "$N" --seeds "$SEEDS" --time-budget "$TB" --db "$W/offline.db" --out "$W/offline" --quiet \
+"$K" bench --suite "$SUITE" --budget-candidates "$N" --seeds "$SEEDS" --time-budget "$TB" --db "$W/offline.db" --out "$W/offline" --quiet \
   > "$W/offline.log" 2>&1 || rc=1
 cat "$W/offline/bench.md" 2>/dev/null || tail -20 "$W/offline.log"
 fi
 if part scripted; then
 echo "== scripted model, evoengineer-full, $N candidates per task"
-"$K" bench --suite quick --strategy evoengineer-full --model "$M" --budget-candidates "$N" \
+"$K" bench --suite "$SUITE" --strategy evoengineer-full --model "$M" --budget-candidates "$N" \
   --seeds "$SEEDS" --time-budget "$TB" \
   --parallel 2 --db "$W/scripted.db" --out "$W/scripted" --quiet > "$W/scripted.log" 2>&1 || rc=1
 cat "$W/scripted/bench.md" 2>/dev/null || tail -20 "$W/scripted.log"
@@ -40,6 +41,6 @@ part report || exit $rc
 echo "== side by side"
 dbs=$(ls "$W"/offline.db "$W"/scripted.db 2>/dev/null)
 "$K" bench table $dbs --out "$W/compare" || rc=1
-"$K" report $dbs -o "$W/report.html" --title "kevo quick suite (GPU)" || rc=1
+"$K" report $dbs -o "$W/report.html" --title "kevo $(basename "$SUITE" .txt) suite (GPU)" || rc=1
 ls -la "$W/report.html"
 exit $rc

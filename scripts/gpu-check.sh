@@ -17,6 +17,11 @@
 #   pair       `kevo import robust-kbench` of tests/interop/data/robust_kbench (forward + backward),
 #              `kevo eval` of its test kernels against the PyTorch oracle, and `kevo export-torch
 #              --backward` of both with the generated test_autograd.py (gradients vs autograd, ~2 min)
+#   backward   every bundled backward baseline: `kevo eval --baseline` and PyTorch's backward (eager,
+#              torch.compile) on the same main-config shapes (bench/backward_vs_torch.py, ~4 min);
+#              then tasks/linear + tasks/linear_backward exported as one autograd.Function and a
+#              200-step MLP training run through it against plain PyTorch (bench/train_pair.py);
+#              then a scripted-model `kevo bench` of two backward tasks (bench/suite.sh, SUITE=file)
 #   profile    `kevo eval --baseline --profile` (Nsight Compute) on 12 bundled baselines
 #              (KEVO_PROFILE_TASKS picks others); ncu's raw CSV reports are kept in $OUT/ncu/ to
 #              replace the constructed fixtures in tests/check/data/; then a scripted gelu run with
@@ -37,7 +42,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop pair profile}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop pair backward profile}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -141,6 +146,21 @@ if has pair; then
   } > "$OUT/pair.txt" 2>&1
   grep -q "PAIR test_autograd exit 0" "$OUT/pair.txt" && ! grep -qE "PAIR (import failed|eval .* exit [^0])" "$OUT/pair.txt" || rc=1
   grep -E "^PAIR|^(PASS|FAIL|SKIP)" "$OUT/pair.txt"; tail -12 "$OUT/pair.txt"
+fi
+if has backward; then
+  stamp backward
+  python3 bench/backward_vs_torch.py "$B" "$OUT/backward" > "$OUT/backward.txt" 2>&1 || rc=1
+  grep -E "^BWD_VS_TORCH|^   " "$OUT/backward.txt"
+  P="$OUT/train_pair"; rm -rf "$P"
+  "$K" export-torch linear tasks/linear/baseline.cu "$P" --backward linear_backward \
+    --backward-kernel tasks/linear_backward/baseline.cu > "$OUT/train_pair.txt" 2>&1 &&
+    timeout 400 python3 bench/train_pair.py "$P" --json "$OUT/backward/train_pair.json" >> "$OUT/train_pair.txt" 2>&1 || rc=1
+  grep -E "^(GRAD_CHECK|TRAIN|FAIL|SKIP)" "$OUT/train_pair.txt"; tail -5 "$OUT/train_pair.txt"
+  # A scripted-model evolution of two backward tasks, end to end (prompts, checker, selection).
+  printf 'softmax_backward\nlayernorm_backward\n' > "$OUT/backward-pair-suite.txt"
+  SUITE="$OUT/backward-pair-suite.txt" PARTS="scripted" bench/suite.sh "$B" "$OUT/backward-evolve" 4 \
+    > "$OUT/backward-evolve.txt" 2>&1 || rc=1
+  tail -12 "$OUT/backward-evolve.txt"
 fi
 if has profile; then
   stamp profile

@@ -109,6 +109,9 @@ class Bridge:
         return self._need_ref().describe(stats=bool(req.get("stats", True)),
                                          forward=req.get("forward", "auto"))
 
+    def op_grad_probe(self, req):
+        return self._need_ref().grad_probe()
+
     def op_count_flops(self, req):
         return self._need_ref().count_flops()
 
@@ -352,7 +355,7 @@ def main():
         handler = getattr(bridge, "op_" + op, None)
         if handler is None:
             write_message(proto_out, {"id": rid, "ok": False, "kind": "protocol",
-                                      "error": f"unknown op '{op}' (hello, load, describe, count_flops, run, run_ipc, time, shutdown)"})
+                                      "error": f"unknown op '{op}' (hello, load, describe, count_flops, grad_probe, run, run_ipc, time, shutdown)"})
             continue
         try:
             reply = handler(req)

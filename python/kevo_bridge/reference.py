@@ -300,6 +300,56 @@ class Reference:
             out = self.callable(*xs)
         return _flatten_outputs(out, self.path), "cpu"
 
+    # ---- autograd ---------------------------------------------------------------------------
+    def grad_probe(self):
+        """What autograd reaches from the forward's outputs, on the meta device (nothing is computed,
+        nothing materialized): the forward runs with every floating-point tensor argument (passed as
+        a clone, so in-place ops on an input stay legal) and parameter requiring grad, and its graph
+        is walked without a backward (torch 1.13 has no meta kernels for most backward ops).
+        verdict: "ok" (with which arguments and parameters the outputs depend on), "disconnected"
+        (no output depends on any of them), "inplace" (a tensor the backward needs was modified in
+        place), "unknown" (the forward does not run on the meta device: error says why)."""
+        from .flops import MetaShim
+        xs = self.sample_inputs(fill=False)
+        leaves, args = [], []
+        for x in xs:
+            if isinstance(x, torch.Tensor):
+                m = torch.empty_like(x, device="meta")
+                grad = m.is_floating_point()
+                leaves.append(m.requires_grad_(True) if grad else None)
+                args.append(m.clone() if grad else m)
+            else:
+                leaves.append(None)
+                args.append(x)
+        state = {}
+        for _, path, t, kind in self.weight_items():
+            m = torch.empty_like(t, device="meta")
+            state[path] = m.requires_grad_(True) if kind == "parameter" and m.is_floating_point() else m
+        try:
+            with torch.enable_grad(), MetaShim():
+                if self.model is not None:
+                    out = torch.nn.utils.stateless.functional_call(self.model, state, tuple(args))
+                else:
+                    out = self.fn(*args)
+            ys = _flatten_outputs(out, self.path)
+        except ReferenceError_:
+            raise
+        except Exception as e:  # an op without a meta kernel
+            if explain(e):
+                raise
+            return {"verdict": "unknown", "error": f"{type(e).__name__}: {e}"}
+        ys = [y for y in ys if y.requires_grad and y.grad_fn is not None]
+        if not ys:
+            return {"verdict": "disconnected"}
+        reached, error = _reached_leaves(ys)
+        if error is not None:
+            return {"verdict": "inplace", "error": error}
+        return {
+            "verdict": "ok",
+            "args": [leaf is not None and any(leaf is r for r in reached) for leaf in leaves],
+            "weights": [p for p, t in state.items() if t.requires_grad and any(t is r for r in reached)],
+        }
+
     # ---- run --------------------------------------------------------------------------------
     def to_device(self, device):
         if device != self.device:
@@ -349,6 +399,28 @@ class Reference:
         with torch.no_grad():
             out = self.callable(*args)
         return _flatten_outputs(out, self.path)
+
+
+def _reached_leaves(ys):
+    """The leaf tensors the graph of ys reaches, and the first saved tensor that was modified in
+    place after it was saved (its unpacking raises the error backward would), or None."""
+    seen, reached, stack = set(), [], [y.grad_fn for y in ys]
+    while stack:
+        f = stack.pop()
+        if f is None or f in seen:
+            continue
+        seen.add(f)
+        if hasattr(f, "variable"):  # AccumulateGrad: a leaf
+            reached.append(f.variable)
+            continue
+        for name in dir(f):
+            if name.startswith("_saved_"):
+                try:
+                    getattr(f, name)
+                except RuntimeError as e:
+                    return reached, f"{type(f).__name__}: {e}"
+        stack.extend(g for g, _ in f.next_functions)
+    return reached, None
 
 
 def _flatten_outputs(out, path):

@@ -12,6 +12,7 @@
 #include "interop/export.h"
 #include "interop/export_pair.h"
 #include "interop/import.h"
+#include "interop/import_backward.h"
 #include "interop/import_robust_kbench.h"
 #include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
@@ -25,7 +26,7 @@ namespace {
 struct ImportArgs {
   std::vector<std::string> files;
   std::string out = ".", category, flops, name;
-  bool force = false;
+  bool force = false, backward = false;
   double timeout = 600;
 };
 
@@ -42,6 +43,9 @@ void add_import_options(CLI::App* c, const std::shared_ptr<ImportArgs>& a) {
 void print_imported(const interop::ImportedTask& t) {
   std::printf("imported %s -> %s\n", t.name.c_str(), t.dir.string().c_str());
   for (const auto& n : t.notes) std::printf("  note: %s\n", n.c_str());
+  if (t.backward_skipped)
+    std::printf("  backward skipped (%s): %s\n", interop::to_string(t.backward_skipped->reason).c_str(),
+                t.backward_skipped->detail.c_str());
 }
 
 Result<interop::TorchBridge> start_bridge(double timeout_s) {
@@ -60,7 +64,7 @@ int run_imports(const char* cmd, size_t n, double timeout,
     std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
     return 20;
   }
-  int failed = 0, done = 0;
+  int failed = 0, done = 0, skipped = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!bridge->alive()) {
       auto again = start_bridge(timeout);
@@ -80,12 +84,14 @@ int run_imports(const char* cmd, size_t n, double timeout,
         continue;
       }
       ++done;
+      skipped += t->backward_skipped ? 1 : 0;
       std::printf("[%zu/%zu] (%.1f s) ", i + 1, n, sec);
       print_imported(*t);
     }
     std::fflush(stdout);
   }
   if (done + failed > 1) std::printf("%d imported, %d failed\n", done, failed);
+  if (skipped) std::printf("%d backward tasks skipped\n", skipped);
   return failed ? 1 : 0;
 }
 
@@ -228,6 +234,8 @@ void register_interop(CLI::App& app, int& exit_code) {
       "1 some failed, 20 no usable Python/torch.");
   kbc->add_option("files", kb->files, "KernelBench .py files or folders (a level: every .py in it)")->required();
   add_import_options(kbc, kb);
+  kbc->add_flag("--backward", kb->backward,
+                "Also write NAME_backward: the gradients by torch.autograd (a skipped one says why)");
   kbc->callback([kb, &exit_code] {
     auto files = interop::kernelbench_files(kb->files);
     if (!files) {
@@ -243,7 +251,12 @@ void register_interop(CLI::App& app, int& exit_code) {
     exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](interop::TorchBridge& b, size_t i) {
       interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
       std::vector<Result<interop::ImportedTask>> r;
-      r.push_back(interop::import_kernelbench(b, (*files)[i], o));
+      interop::ProblemShape shape;
+      r.push_back(interop::import_kernelbench(b, (*files)[i], o, kb->backward ? &shape : nullptr));
+      if (!kb->backward || !r.front()) return r;
+      auto bw = interop::import_kernelbench_backward(b, (*files)[i], r.front()->name, shape, o);
+      if (bw.skipped) r.front()->backward_skipped = bw.skipped;
+      if (bw.task) r.push_back(std::move(*bw.task));
       return r;
     });
   });

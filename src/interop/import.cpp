@@ -21,6 +21,7 @@ struct Imported {
   std::string toml;
   ojson sidecar;
   std::vector<std::string> notes;
+  ProblemShape shape;
 };
 
 // Analyses the reference loaded from `file` and writes task.toml's text. `kind` starts the
@@ -39,7 +40,7 @@ Result<Imported> build_task(TorchBridge& b, const fs::path& file, const std::str
   TaskHeader h{name, o.category.empty() ? guess_category(name, source) : o.category, kind, source_label, source,
                extra_toml, o.flops};
   TaskText t = write_task_text(*p, h);
-  return Imported{t.toml, t.sidecar, p->notes};
+  return Imported{t.toml, t.sidecar, p->notes, std::move(*p)};
 }
 
 }  // namespace
@@ -76,7 +77,8 @@ Result<std::vector<fs::path>> kernelbench_files(const std::vector<std::string>& 
   return out;
 }
 
-Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, const ImportOptions& o) {
+Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, const ImportOptions& o,
+                                        ProblemShape* shape) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return fail("{}: no such file", file.string());
   auto source = read_file(file);
@@ -109,7 +111,8 @@ Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, co
     cleanup();
     return s.unexpected();
   }
-  return ImportedTask{name, o.out_dir / name, im->notes};
+  if (shape) *shape = std::move(im->shape);
+  return ImportedTask{name, o.out_dir / name, im->notes, std::nullopt};
 }
 
 Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
@@ -210,7 +213,7 @@ Result<ImportedTask> import_evoengineer_record(TorchBridge& b, const EvoRecord& 
     cleanup();
     return s.unexpected();
   }
-  return ImportedTask{name, o.out_dir / name, im->notes};
+  return ImportedTask{name, o.out_dir / name, im->notes, std::nullopt};
 }
 
 }  // namespace kevo::interop

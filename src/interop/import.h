@@ -8,9 +8,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "interop/backward_skip.h"
 #include "interop/bridge.h"
 #include "util/result.h"
 
@@ -29,6 +31,7 @@ struct ImportedTask {
   std::string name;
   std::filesystem::path dir;
   std::vector<std::string> notes;  // configs dropped, estimates made, ...
+  std::optional<BackwardSkipped> backward_skipped;  // --backward: why this forward task has none
 };
 
 // One EvoEngineer / AI CUDA Engineer record.
@@ -47,8 +50,10 @@ std::string task_name_from(const std::string& stem);
 // neither.
 Result<std::vector<std::filesystem::path>> kernelbench_files(const std::vector<std::string>& args);
 
+struct ProblemShape;
+// `shape`, when given, receives the forward's analysis (for its backward task, import_backward.h).
 Result<ImportedTask> import_kernelbench(TorchBridge& bridge, const std::filesystem::path& file,
-                                        const ImportOptions& opts);
+                                        const ImportOptions& opts, ProblemShape* shape = nullptr);
 
 // Reads an EvoEngineer dataset: a JSON object {name: {org_py_code, func_py_code, cuda_code}} or an
 // array of records (AI CUDA Engineer keys Op_Name, PyTorch_Code_Module, PyTorch_Code_Functional,

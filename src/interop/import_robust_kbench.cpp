@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "interop/import_backward.h"
 #include "interop/import_probe.h"
 #include "interop/import_staging.h"
 #include "interop/import_toml.h"
@@ -77,7 +78,7 @@ Result<ImportedTask> write_part(TorchBridge& b, const RkbPart& part, const Impor
   KEVO_TRY(write_task_files(*staging, t.toml, t.sidecar));
   KEVO_TRY(publish(*staging, o.out_dir / part.name));
   guard.release();
-  ImportedTask done{part.name, o.out_dir / part.name, p->notes};
+  ImportedTask done{part.name, o.out_dir / part.name, p->notes, std::nullopt};
   if (shape) *shape = std::move(*p);
   return done;
 }
@@ -110,33 +111,13 @@ std::string sums_over_bound(const ProblemShape& p) {
   return e.empty() ? "1" : e;
 }
 
-// The atol that bound needs on the largest config, rounded up to two significant digits.
+// The atol that bound needs on the largest config.
 double bound_atol(const ProblemShape& p) {
   double terms = 1;
   for (const auto& cf : p.configs)
     for (const auto& s : cf.probe.slots)
       if (s.key.rfind("out:", 0) != 0) terms = std::max(terms, static_cast<double>(numel(s)));
-  double a = std::max(kDefaultAtol, reduction_atol(terms));
-  double scale = std::pow(10.0, std::floor(std::log10(a)) - 1);
-  return std::ceil(a / scale) * scale;
-}
-
-// Derived dims of incoming gradients (`grad_out_d2`) take the forward's names (`out_d2`), so the
-// backward task declares every dim of its forward.
-void rename_derived(ProblemShape& p, const ProblemShape& fwd) {
-  std::set<std::string> fwd_dims(fwd.dims.begin(), fwd.dims.end());
-  for (auto& d : p.dims) {
-    if (d.rfind("grad_", 0) != 0 || !fwd_dims.count(d.substr(5))) continue;
-    std::string to = d.substr(5);
-    for (auto& cf : p.configs) {
-      cf.dims[to] = cf.dims.at(d);
-      cf.dims.erase(d);
-    }
-    for (auto& slot : p.axes)
-      for (auto& a : slot)
-        if (a.derived == d) a.derived = to;
-    d = to;
-  }
+  return gradient_atol(terms);
 }
 
 // The backward's outputs are the gradients of the floating-point tensor arguments, then of the
@@ -156,14 +137,7 @@ Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, 
     for (auto& s : p.base_slots)
       if (s.key == "out:" + (of.size() == 1 ? std::string("out") : fmt::format("out{}", i))) s.name = "grad_" + of[i];
   }
-  for (auto& a : p.base.args)
-    for (const auto& fa : fwd.base.args)
-      if (a.name == fa.name) a.tensor.stats = fa.tensor.stats;  // saved: the forward's distribution
-  for (auto& w : p.base.weights)
-    for (const auto& fw : fwd.base.weights)
-      if (w.name == fw.name) w.stats = fw.stats;
-  p.stats_dims = fwd.stats_dims;
-  rename_derived(p, fwd);
+  adopt_forward(p, fwd);
   std::vector<std::string> saved, grads;
   for (const auto& a : fwd.base.args)
     if (!a.scalar) saved.push_back(toml_string(a.name));

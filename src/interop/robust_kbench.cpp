@@ -252,100 +252,13 @@ std::vector<std::string> rkb_saved_names(const std::string& backward_source, std
 }
 
 std::string rkb_backward_source(const std::string& forward_reference, const RkbBackwardSignature& sig) {
-  std::string params, args, grads, unsaved, wrt;
-  for (const auto& a : sig.args) {
-    params += ", " + a;
-    args += a + ", ";
-  }
-  for (const auto& g : sig.grad_outputs) {
-    params += ", " + g;
-    grads += g + ", ";
-  }
-  for (const auto& u : sig.unsaved) unsaved += fmt::format("\"{}\", ", u);
-  for (const auto& w : sig.parameters) wrt += fmt::format("\"{}\", ", w);
-  return forward_reference + fmt::format(R"PY(
-
-# ---- the backward pass (`kevo import robust-kbench`) ----
-# Gradients by torch.autograd through the forward above: of every floating-point tensor argument,
-# then of every parameter. Inputs: the forward's arguments, the parameters robust-kbench's
-# func_backward.py saves, then the incoming gradient of each forward output. Its backward_fn is
-# what a kernel fills in.
-import torch as _kevo_torch
-
-_KEVO_PARAMETERS = ({3})  # torch paths, in the order of the gradients
-_KEVO_UNSAVED = ({4})  # parameters func_backward.py does not save: constants here, not inputs
-_kevo_forward = Model.forward
-_kevo_forward_inputs = get_inputs
-_kevo_rkb_init = Model.__init__
-
-
-def _kevo_init(self, *a, **k):
-    _kevo_rkb_init(self, *a, **k)
-    # In a dict, not an attribute: kevo passes every tensor of a module as an input.
-    object.__setattr__(self, "_kevo_constants", {{n: self._parameters.pop(n).detach() for n in _KEVO_UNSAVED}})
-    object.__setattr__(self, "_kevo_active", dict(self._kevo_constants))
-
-
-Model.__init__ = _kevo_init
-for _kevo_name in _KEVO_UNSAVED:
-    # While __init__ runs the lookup fails and nn.Module finds the parameter itself.
-    setattr(Model, _kevo_name, property(lambda self, n=_kevo_name: self._kevo_active[n]))
-
-
-def _kevo_as_list(ys):
-    return list(ys) if isinstance(ys, (tuple, list)) else [ys]
-
-
-def _kevo_attribute(model, path):
-    # By attribute: under functional_call (a meta forward) the attributes are the tensors in use.
-    t = model
-    for part in path.split("."):
-        t = getattr(t, part)
-    return t
-
-
-def _kevo_constants_to(model, device, grad):
-    # Copies for this call; the module keeps its own (a meta forward must not replace them).
-    object.__setattr__(model, "_kevo_active", {{n: c.detach().to(device).requires_grad_(grad)
-                                                for n, c in model._kevo_constants.items()}})
-
-
-def _kevo_gradients(model, args, grads):
-    device = next(a.device for a in list(args) + list(grads) if _kevo_torch.is_tensor(a))
-    with _kevo_torch.enable_grad():
-        _kevo_constants_to(model, device, True)
-        leaves = [a.detach().requires_grad_(True)
-                  if _kevo_torch.is_tensor(a) and a.is_floating_point() else a for a in args]
-        params = [_kevo_attribute(model, p) for p in _KEVO_PARAMETERS]
-        for p in params:
-            if not p.requires_grad:
-                p.requires_grad_(True)
-        ys = _kevo_as_list(_kevo_forward(model, *leaves))
-        wrt = [a for a in leaves if _kevo_torch.is_tensor(a) and a.requires_grad] + params
-        seeds = [g.reshape(y.shape).to(y.dtype) for g, y in zip(grads, ys)]
-        gs = _kevo_torch.autograd.grad(ys, wrt, seeds, allow_unused=True)
-    return tuple(_kevo_torch.zeros_like(w) if g is None else g.detach() for g, w in zip(gs, wrt))
-
-
-def _kevo_backward(self{0}):
-    return _kevo_gradients(self, [{1}], [{2}])
-
-
-# The module's forward becomes the backward pass (robust-kbench's Model class is kept: its own
-# methods refer to it by name).
-Model.forward = _kevo_backward
-
-
-def get_inputs():
-    args = list(_kevo_forward_inputs())
-    shapes = Model(*get_init_inputs()).to("meta")
-    _kevo_constants_to(shapes, "meta", False)
-    with _kevo_torch.no_grad():
-        ys = _kevo_as_list(_kevo_forward(shapes, *[_kevo_torch.empty_like(a, device="meta") if _kevo_torch.is_tensor(a) else a
-                                                   for a in args]))
-    return args + [_kevo_torch.randn(y.shape, dtype=y.dtype) for y in ys]
-)PY",
-                                         params, args, grads, wrt, unsaved);
+  return backward_module_source(
+      forward_reference, sig,
+      "# ---- the backward pass (`kevo import robust-kbench`) ----\n"
+      "# Gradients by torch.autograd through the forward above: of every floating-point tensor argument,\n"
+      "# then of every parameter. Inputs: the forward's arguments, the parameters robust-kbench's\n"
+      "# func_backward.py saves, then the incoming gradient of each forward output. Its backward_fn is\n"
+      "# what a kernel fills in.\n");
 }
 
 }  // namespace kevo::interop

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "interop/backward_reference.h"
 #include "interop/bridge.h"
 #include "util/result.h"
 
@@ -54,13 +55,7 @@ const ojson* rkb_setting(const RkbSettings& s, const std::string& key);
 std::string rkb_reference_source(const std::string& module_source, const RkbSettings& settings,
                                  const std::string& label);
 
-// What the backward module computes: d(forward outputs)/d(arguments and parameters).
-struct RkbBackwardSignature {
-  std::vector<std::string> args;          // the forward's arguments, in order (kevo names)
-  std::vector<std::string> grad_outputs;  // one per forward output: "grad_" + output name
-  std::vector<std::string> parameters;    // the forward's parameters (torch paths), gradient order
-  std::vector<std::string> unsaved;       // those func_backward.py does not save (top-level names)
-};
+using RkbBackwardSignature = BackwardSignature;
 
 // The names func_backward.py passes to ctx.save_for_backward, and (in *params) the parameters of its
 // autograd Function's forward after ctx; empty when either is not found (then all are saved).

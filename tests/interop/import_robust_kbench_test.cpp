@@ -12,7 +12,7 @@
 
 #include "interop/oracle.h"
 #include "interop/task_compat.h"
-#include "lint/lint.h"
+#include "lint_support.h"
 #include "task/tensor.h"
 #include "test_support.h"
 
@@ -33,28 +33,6 @@ const Config& config_named(const Task& t, const std::string& name) {
     if (c.name == name) return c;
   ADD_FAILURE() << t.name << ": no config " << name;
   return t.main();
-}
-
-// The lints over the PyTorch oracle's outputs on the CPU, at the smallest configs.
-Result<LintReport> lint_with_oracle(TorchBridge& b, const Task& task) {
-  auto oracle = TorchOracle::create(b, task, task.dir / "reference.py");
-  if (!oracle) return oracle.unexpected();
-  OutputsFn outputs = [&](const Config& c, const std::vector<HostTensor>& in)
-      -> Result<std::vector<std::vector<double>>> {
-    auto outs = oracle->outputs(c, in, "cpu");
-    if (!outs) return outs.unexpected();
-    std::vector<std::vector<double>> v;
-    for (const auto& t : *outs) {
-      v.emplace_back();
-      for (int64_t i = 0; i < t.numel(); ++i) v.back().push_back(t.at(static_cast<size_t>(i)));
-    }
-    return v;
-  };
-  LintOptions o;
-  o.seeds = 2;
-  o.max_configs = 2;
-  o.max_elements = 1 << 20;
-  return lint_outputs(task, outputs, o);
 }
 
 TEST(ImportRobustKbench, ForwardAndBackwardOfATestFolder) {
@@ -79,7 +57,7 @@ TEST(ImportRobustKbench, ForwardAndBackwardOfATestFolder) {
   EXPECT_EQ(bwd->outputs[0].name, "grad_x");
   EXPECT_EQ(bwd->outputs[2].name, "grad_b");
   for (const Task* t : {&*fwd, &*bwd}) {
-    auto rep = lint_with_oracle(*b, *t);
+    auto rep = testing::lint_with_oracle(*b, *t);
     ASSERT_TRUE(rep) << rep.error().message;
     EXPECT_TRUE(rep->ok()) << format_report(*rep);
   }
@@ -128,7 +106,7 @@ TEST(ImportRobustKbench, AllSixTasksOfACheckout) {
       auto task = load_task_with_torch(t->dir);
       ASSERT_TRUE(task) << task.error().message;
       EXPECT_EQ(task->backward.has_value(), t->name.ends_with("_backward"));
-      auto rep = lint_with_oracle(*b, *task);
+      auto rep = testing::lint_with_oracle(*b, *task);
       ASSERT_TRUE(rep) << t->name << ": " << rep.error().message;
       for (const auto& f : rep->findings) {
         if (f.severity != Severity::Fail) continue;

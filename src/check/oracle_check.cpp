@@ -113,7 +113,10 @@ OracleConfigResult judge_oracle_outputs(const Task& task, const Config& c, const
                               second.size(), task.outputs.size()));
   OracleConfigResult ok = failed(c, OracleCheckReason::kOk, "");
   for (size_t i = 0; i < first.size(); ++i)
-    if (auto bad = judge_output(task, c, i, first[i], second[i], tol, ok.max_abs_diff)) return *bad;
+    if (auto bad = judge_output(task, c, i, first[i], second[i], tol, ok.max_abs_diff)) {
+      bad->max_abs_diff = ok.max_abs_diff;
+      return *bad;
+    }
   return ok;
 }
 
@@ -265,7 +268,10 @@ OracleConfigResult check_config_device(DeviceRig& rig, const Task& task, const C
                          : !vs_first ? failed(c, OracleCheckReason::kInfraError, vs_first.error().message)
                                      : failed(c, OracleCheckReason::kOk, "");
   if (r.ok())
-    if (auto bad = judge_device(c, *outs, *vs_zero, *vs_first, tol, r.max_abs_diff)) r = *bad;
+    if (auto bad = judge_device(c, *outs, *vs_zero, *vs_first, tol, r.max_abs_diff)) {
+      bad->max_abs_diff = r.max_abs_diff;
+      r = *bad;
+    }
   r.oracle_seconds = secs;
   return r;
 }

@@ -14,6 +14,11 @@
 #   torchoracle  the PyTorch oracle on the device data plane: real runners lend buffers to the
 #              bridge through CUDA IPC (tests/interop/torch_oracle_gpu_test.cpp, ~1-2 min)
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
+#   kboracle   bench/kb_oracle.sh: 24 imported KernelBench level-1/2 problems, `kevo eval
+#              --oracle-check` on each (every config on the device data plane, eager and
+#              torch.compile timed, 6 at a time: times indicative only; ~3-5 min). The KernelBench
+#              folder (level1/, level2/) is $KEVO_KB, default BUILD/kb (scripts/pack-for-gpu.sh
+#              copies ../shared/kernelbench there)
 #   pair       `kevo import robust-kbench` of tests/interop/data/robust_kbench (forward + backward),
 #              `kevo eval` of its test kernels against the PyTorch oracle, and `kevo export-torch
 #              --backward` of both with the generated test_autograd.py (gradients vs autograd, ~2 min)
@@ -42,7 +47,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop pair backward profile}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop kboracle pair backward profile}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -123,6 +128,11 @@ if has torchoracle; then
   stamp torchoracle
   "$B/tests/interop/interop_gpu_test" --gtest_color=no > "$OUT/torchoracle.txt" 2>&1 || rc=1
   grep -hE "^TORCH_ORACLE|^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/torchoracle.txt"
+fi
+if has kboracle; then
+  stamp kboracle
+  bench/kb_oracle.sh "$B" "$OUT/kboracle" "${KEVO_KB:-$B/kb}" > "$OUT/kboracle.txt" 2>&1 || rc=1
+  grep -E "^(KB_ORACLE|\[)" "$OUT/kboracle.txt"
 fi
 if has interop; then
   stamp interop

@@ -25,4 +25,10 @@ for l in $(ldd .carry/bin/kevo | awk '/libpqxx|libpq\.|libldap-2|liblber-2/ {pri
   cp -L "$l" .carry/lib/
 done
 [ -f "$B/bin/kevo-bench-queue" ] && objcopy --strip-debug "$B/bin/kevo-bench-queue" .carry/bin/kevo-bench-queue
+# KernelBench's level-1/2 problems (gpu-check phase kboracle, bench/kb_oracle.sh reads BUILD/kb), when
+# the shared copy is there: ~0.8 MiB of .py files.
+if [ -d ../shared/kernelbench/level1 ]; then
+  for l in level1 level2; do mkdir -p ".carry/kb/$l" && cp ../shared/kernelbench/$l/*.py ".carry/kb/$l/"; done
+  cp ../shared/kernelbench/LICENSE .carry/kb/ 2>/dev/null || true
+fi
 du -sh .carry

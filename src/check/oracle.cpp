@@ -102,6 +102,12 @@ class TorchOracleImpl : public Oracle {
                   col ? field_or(*col, "error", col->dump()) : col.error().message);
     return {};
   }
+  Status lent_outputs(const Config& c, const std::vector<interop::DeviceTensor>& ins,
+                      const std::vector<interop::DeviceTensor>& outs) override {
+    if (auto st = oracle_->outputs_into(c, ins, outs, device_); !st)
+      return fail("the PyTorch reference failed on config '{}' (lent buffers): {}", c.name, st.error().message);
+    return {};
+  }
   bool on_device() const override { return r_ != nullptr; }
   interop::TorchBridge* bridge() override { return &bridge_; }
 

@@ -26,6 +26,14 @@ class Oracle {
   virtual Status device_outputs(const Config& c, const json& gins, const json& outs) = 0;
   // Whether device_outputs works here (a trusted runner exists, and for PyTorch, a bridge on CUDA).
   virtual bool on_device() const = 0;
+  // Device data, a second opinion: outputs for inputs another runner drew and lent (IPC handles,
+  // task order), written into output buffers it lent (kevo eval --oracle-check's second run).
+  // Only the PyTorch oracle takes lent buffers.
+  virtual Status lent_outputs(const Config& c, const std::vector<interop::DeviceTensor>& ins,
+                              const std::vector<interop::DeviceTensor>& outs) {
+    (void)ins, (void)outs;
+    return fail("this oracle takes no lent buffers (config '{}')", c.name);
+  }
   // The PyTorch bridge behind it, reused to time PyTorch after the verdict; nullptr otherwise.
   virtual interop::TorchBridge* bridge() { return nullptr; }
 };

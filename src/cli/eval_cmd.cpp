@@ -3,32 +3,66 @@
 #include <filesystem>
 
 #include "check/evaluator.h"
+#include "check/oracle_check.h"
 #include "cli/commands.h"
 #include "cli/task_arg.h"
 
 namespace kevo::cli {
+
+namespace {
+
+struct Args {
+  std::string task, candidate;
+  bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
+  bool sanitize = false, host_data = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
+  bool profile = false, oracle_check = false;
+  int seeds = 3;
+  uint64_t seed = 0;
+  std::string arch;
+  double time_budget = 4.0, timeout = 20.0;
+};
+
+// --oracle-check: the task's oracle on its own (check/oracle_check.h); returns the exit code.
+int oracle_check(const Task& task, const Args& a, bool seed_given) {
+  if (a.baseline || !a.candidate.empty() || a.compile_only) {
+    std::fprintf(stderr, "kevo eval: --oracle-check checks the task's oracle alone: give no candidate, --baseline or --compile-only\n");
+    return 21;
+  }
+  OracleCheckOptions o;
+  o.device_data = !a.host_data;
+  o.torch_time = !a.no_time && !a.no_torch_time;
+  o.visible_only = a.visible_only;
+  o.held_out_only = a.held_out_only;
+  if (seed_given) o.seed = a.seed;
+  o.time_budget_s = a.time_budget;
+  // An oracle run is given what the evaluator gives it: three candidate calls' time.
+  o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 3000));
+  OracleCheckReport r = check_oracle(task, o);
+  if (a.json)
+    std::printf("%s\n", r.to_json().dump(2).c_str());
+  else
+    std::printf("%s", r.to_text().c_str());
+  return r.exit_code();
+}
+
+}  // namespace
 
 void register_eval(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "eval",
       "Check a candidate kernel (compile, correctness on unseen inputs, timing vs the baseline and,\n"
       "for tasks with a PyTorch reference, vs PyTorch eager / torch.compile / its extension).\n"
-      "Exit codes: 0 pass, 10 compile error, 11 incorrect, 12 unsafe/hack, 13 timeout, 14 crash,\n"
-      "20 infrastructure error, 21 bad task or arguments.");
-  struct Args {
-    std::string task, candidate;
-    bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
-    bool sanitize = false, host_data = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
-    bool profile = false;
-    int seeds = 3;
-    uint64_t seed = 0;
-    std::string arch;
-    double time_budget = 4.0, timeout = 20.0;
-  };
+      "With --oracle-check, check the task's oracle itself instead (no candidate).\n"
+      "Exit codes: 0 pass, 10 compile error, 11 incorrect (--oracle-check: an oracle output failed a\n"
+      "check), 12 unsafe/hack, 13 timeout, 14 crash, 20 infrastructure error, 21 bad task or arguments.");
   auto a = std::make_shared<Args>();
   cmd->add_option("task", a->task, "Task directory or bundled task name")->required();
   cmd->add_option("candidate", a->candidate, "Candidate .cu file (candidate ABI, docs/ABI.md)");
   cmd->add_flag("--baseline", a->baseline, "Check the task's baseline against its CPU reference");
+  cmd->add_flag("--oracle-check", a->oracle_check,
+                "Check the task's oracle alone: every config run twice on the same inputs (on the device data plane "
+                "when there is a GPU and CUDA torch), outputs checked for the declared sizes and dtypes, NaN/Inf, all "
+                "zeros and agreement; then PyTorch eager and torch.compile timed on the main config");
   cmd->add_flag("--compile-only", a->compile_only, "Compile and run static checks only (no GPU needed)");
   cmd->add_flag("--json", a->json, "Print the verdict as JSON");
   cmd->add_flag("--no-time", a->no_time, "Skip timing");
@@ -53,6 +87,10 @@ void register_eval(CLI::App& app, int& exit_code) {
     if (!task) {
       std::fprintf(stderr, "kevo eval: %s\n", task.error().message.c_str());
       exit_code = 21;
+      return;
+    }
+    if (a->oracle_check) {
+      exit_code = oracle_check(*task, *a, cmd->count("--seed") > 0);
       return;
     }
     if (!a->baseline && a->candidate.empty()) {

@@ -71,6 +71,8 @@ TEST(CliContract, ArgumentErrorsExitWithTheDocumentedCode) {
       {{"eval"}, 21},                                   // TASK missing
       {{"eval", "gelu", "x.cu", "--seeds", "0"}, 21},   // out of range
       {{"eval", "gelu", "x.cu", "--no-such-flag"}, 21}, // unknown option
+      {{"eval", "gelu", "x.cu", "--oracle-check"}, 21}, // the oracle alone: no candidate
+      {{"eval", "gelu", "--baseline", "--oracle-check"}, 21},
       {{"task", "lint", "--seeds", "many"}, 21},        // not a number
       {{"export-torch", "gelu"}, 21},                   // KERNEL and DIR missing
       // a pair whose second task is not the first's backward; a kernel that is not there; '-'

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "interop/bridge.h"
 #include "support/temp_dir.h"
 #include "util/subprocess.h"
 
@@ -90,4 +91,33 @@ TEST(EvalCli, WithoutAGpuEvaluationSaysSo) {
   auto r = kevo_run({"eval", "gelu", (kSrc / "tests/gpu/kernels/good/gelu_float4.cu").string()});
   EXPECT_EQ(r.exit_code, 20) << r.out << r.err;
   EXPECT_NE(r.out.find("compile-only"), std::string::npos) << r.out;
+}
+
+// --oracle-check end to end on imported KernelBench problems with the machine's torch, on the host
+// data path (this machine may have no GPU): every config of each task checked and PyTorch eager timed.
+TEST(EvalCli, OracleCheckOfImportedKernelBenchTasksOnTheHostPath) {
+  if (auto py = interop::find_torch_python(); !py)
+    GTEST_SKIP() << "needs python3 with torch and numpy: oracle check skipped (" << py.error().message << ")";
+  kevo::test::TempDir dir("kevo-oracle-check");
+  auto imp = kevo_run({"import", "kernelbench", (kSrc / "tests/interop/data/kb_gelu.py").string(),
+                       (kSrc / "tests/interop/data/kb_linear_gelu.py").string(), "--out", dir.path.string()});
+  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  for (const char* task : {"kb_gelu", "kb_linear_gelu"}) {
+    auto r = kevo_run({"eval", (dir.path / task).string(), "--oracle-check", "--host-data", "--json", "--time-budget",
+                       "0.3", "--seed", "5"});
+    EXPECT_EQ(r.exit_code, 0) << task << ": " << r.out << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["oracle"], "torch");
+    EXPECT_EQ(j["device_plane"], false);
+    EXPECT_GE(j["configs_total"].get<int>(), 4) << r.out;  // held-out configs included
+    EXPECT_EQ(j["configs_ok"], j["configs_total"]) << r.out;
+    bool held_out = false;
+    for (const auto& c : j["configs"]) held_out |= c["held_out"].get<bool>();
+    EXPECT_TRUE(held_out) << r.out;
+    ASSERT_TRUE(j["eager_ms"].is_number()) << r.out;
+    EXPECT_GT(j["eager_ms"].get<double>(), 0);
+    // torch.compile needs torch >= 2: measured, or said why not.
+    EXPECT_TRUE(j["compile_ms"].is_number() || j["pytorch"]["errors"].contains("compile")) << r.out;
+  }
 }

@@ -1,0 +1,369 @@
+// kevo eval --oracle-check: the oracle run twice per config, its outputs checked from outside, then
+// PyTorch timed (check/oracle_check.h).
+#include "check/oracle_check.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+
+#include "check/evaluator.h"
+#include "check/runner_replies.h"
+#include "compile/nvcc.h"
+#include "interop/torch_timing.h"
+#include "task/draw.h"
+#include "util/fs.h"
+#include "util/json_fields.h"
+
+namespace kevo {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// The evaluator's PyTorch phase times on the draw of seed + 7777 (its timing inputs' seed).
+constexpr uint64_t kTorchTimingSeedOffset = 7777;
+
+OracleConfigResult failed(const Config& c, OracleCheckReason why, std::string detail) {
+  OracleConfigResult r;
+  r.config = c.name;
+  r.held_out = c.held_out;
+  r.reason = why;
+  r.detail = std::move(detail);
+  return r;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// An oracle whose bridge died cannot say anything more: that is the infrastructure's failure.
+bool bridge_dead(Oracle& o) { return o.bridge() && !o.bridge()->alive(); }
+
+// One output of both runs against the task's declaration, then against each other.
+std::optional<OracleConfigResult> judge_output(const Task& task, const Config& c, size_t i, const Expected& a,
+                                               const Expected& b, const Tolerance& tol, double& max_diff) {
+  const TensorSpec& spec = task.outputs[i];
+  auto shape = task.shape_of(spec, c);
+  if (!shape) return failed(c, OracleCheckReason::kOracleFailed, shape.error().message);
+  int64_t n = 1;
+  for (auto x : *shape) n *= x;
+  for (const Expected* e : {&a, &b}) {
+    if (e->size() != n)
+      return failed(c, OracleCheckReason::kShapeMismatch,
+                    fmt::format("output '{}' has {} elements, the task declares {}", spec.name, e->size(), n));
+    if (e->tensor && e->tensor->dtype != spec.dtype)
+      return failed(c, OracleCheckReason::kShapeMismatch,
+                    fmt::format("output '{}' is {}, the task declares {}", spec.name, dtype_name(e->tensor->dtype),
+                                dtype_name(spec.dtype)));
+  }
+  int64_t nonfinite = 0, nonzero = 0, differ = 0, first_nf = -1, first_diff = -1;
+  for (int64_t j = 0; j < n; ++j) {
+    double x = a.at(j), y = b.at(j);
+    if (!std::isfinite(x) && nonfinite++ == 0) first_nf = j;
+    if (x != 0) ++nonzero;
+    bool same = std::isfinite(x) ? std::isfinite(y) && std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(x)
+                                 : (std::isnan(x) ? std::isnan(y) : x == y);
+    if (std::isfinite(x) && std::isfinite(y)) max_diff = std::max(max_diff, std::fabs(x - y));
+    if (!same && differ++ == 0) first_diff = j;
+  }
+  if (nonfinite)
+    return failed(c, OracleCheckReason::kNonFinite,
+                  fmt::format("output '{}': {} of {} elements are NaN or Inf (first at flat index {})", spec.name,
+                              nonfinite, n, first_nf));
+  if (n > 0 && nonzero == 0)
+    return failed(c, OracleCheckReason::kAllZero, fmt::format("output '{}': all {} elements are zero", spec.name, n));
+  if (differ)
+    return failed(c, OracleCheckReason::kNondeterministic,
+                  fmt::format("output '{}': a second run on the same inputs differs in {} of {} elements beyond "
+                              "atol {} rtol {} (first at flat index {}: {} then {})",
+                              spec.name, differ, n, tol.atol, tol.rtol, first_diff, a.at(first_diff), b.at(first_diff)));
+  return std::nullopt;
+}
+
+OracleConfigResult check_config_host(Oracle& o, const Task& task, const Config& c, uint64_t seed, const Tolerance& tol) {
+  auto ins = generate_inputs(task, c, seed, false);
+  if (!ins) return failed(c, OracleCheckReason::kOracleFailed, ins.error().message);
+  auto t0 = Clock::now();
+  auto first = o.host_outputs(c, *ins);
+  auto second = first ? o.host_outputs(c, *ins) : Result<std::vector<Expected>>(first.unexpected());
+  double secs = seconds_since(t0);
+  if (!second) {
+    auto r = failed(c, bridge_dead(o) ? OracleCheckReason::kInfraError : OracleCheckReason::kOracleFailed,
+                    second.error().message);
+    r.oracle_seconds = secs;
+    return r;
+  }
+  auto r = judge_oracle_outputs(task, c, *first, *second, tol);
+  r.oracle_seconds = secs;
+  return r;
+}
+
+bool selected(const Config& c, const OracleCheckOptions& o) {
+  return !((o.visible_only && c.held_out) || (o.held_out_only && !c.held_out));
+}
+
+uint64_t config_seed(const Task& task, const Config& c, uint64_t seed) {
+  return seed + 1000003ull * static_cast<uint64_t>(&c - task.configs.data());
+}
+
+}  // namespace
+
+OracleConfigResult judge_oracle_outputs(const Task& task, const Config& c, const std::vector<Expected>& first,
+                                        const std::vector<Expected>& second, const Tolerance& tol) {
+  if (first.size() != task.outputs.size() || second.size() != task.outputs.size())
+    return failed(c, OracleCheckReason::kShapeMismatch,
+                  fmt::format("the oracle returns {} outputs (then {}), the task declares {}", first.size(),
+                              second.size(), task.outputs.size()));
+  OracleConfigResult ok = failed(c, OracleCheckReason::kOk, "");
+  for (size_t i = 0; i < first.size(); ++i)
+    if (auto bad = judge_output(task, c, i, first[i], second[i], tol, ok.max_abs_diff)) {
+      bad->max_abs_diff = ok.max_abs_diff;
+      return *bad;
+    }
+  return ok;
+}
+
+std::vector<OracleConfigResult> check_configs_on_host(const Task& task, const OracleCheckOptions& opts, uint64_t seed,
+                                                      const OracleFactory& make) {
+  const Tolerance tol = task.tolerance_for(task.precision());
+  std::vector<OracleConfigResult> out;
+  std::unique_ptr<Oracle> oracle;
+  for (const Config& c : task.configs) {
+    if (!selected(c, opts)) continue;
+    if (!oracle) {  // first, or after the infrastructure failed: a fresh one
+      auto o = make();
+      if (!o) {
+        out.push_back(failed(c, OracleCheckReason::kInfraError, "cannot start the oracle: " + o.error().message));
+        continue;
+      }
+      oracle = std::move(*o);
+    }
+    out.push_back(check_config_host(*oracle, task, c, config_seed(task, c, seed), tol));
+    if (out.back().reason == OracleCheckReason::kInfraError) oracle.reset();
+  }
+  return out;
+}
+
+// ---- the device data plane (PyTorch) ----
+namespace {
+
+// The trusted runner the evaluator's PyTorch oracle uses, and a second one that lends the same
+// draw for the second run: the two outputs then lie in different processes, so the trusted runner
+// compares them through CUDA IPC as it compares a candidate's.
+struct DeviceRig {
+  std::unique_ptr<RunnerClient> trusted, lender;
+  std::unique_ptr<Oracle> oracle;
+};
+
+Result<std::unique_ptr<RunnerClient>> gpu_runner(const OracleCheckOptions& opts) {
+  EvalOptions eo;
+  eo.gpu = opts.gpu;
+  auto r = RunnerClient::start(runner_options(eo));
+  if (!r) return r.unexpected();
+  auto h = (*r)->call({{"cmd", "hello"}}, std::chrono::seconds(60));
+  if (!h) return h.unexpected();
+  if (!h->value("ok", false)) return fail("no usable GPU: {}", field_or(*h, "error", ""));
+  return std::move(*r);
+}
+
+Result<DeviceRig> make_rig(const Task& task, const OracleCheckOptions& opts, const std::string& device) {
+  DeviceRig rig;
+  auto t = gpu_runner(opts);
+  if (!t) return t.unexpected();
+  auto l = gpu_runner(opts);
+  if (!l) return l.unexpected();
+  rig.trusted = std::move(*t);
+  rig.lender = std::move(*l);
+  auto b = interop::TorchBridge::start();
+  if (!b) return fail("cannot start the PyTorch bridge: {}", b.error().message);
+  if (device == "cuda" && !b->info().cuda) return fail("the bridge's torch {} has no CUDA", b->info().torch);
+  Status err;
+  rig.oracle = make_torch_oracle(std::move(*b), task, rig.trusted.get(), device, opts.call_timeout, &err);
+  if (!rig.oracle) return err.unexpected();
+  return rig;
+}
+
+bool rig_alive(DeviceRig& rig) { return rig.trusted->alive() && rig.lender->alive() && !bridge_dead(*rig.oracle); }
+
+// Descriptors of all-zero tensors shaped as the outputs (a uniform draw of half-width 0), drawn into
+// the trusted runner's base/in/zero_<name>: comparing an output with them at zero tolerance counts
+// its NaN/Inf (nonfinite), its untouched poison (unwritten) and its non-zero elements (mismatches).
+json zero_descs(const json& outs) {
+  json z = json::array();
+  for (const auto& d : outs)
+    z.push_back({{"name", "zero_" + d["name"].get<std::string>()}, {"dtype", d["dtype"]}, {"shape", d["shape"]},
+                 {"nbytes", d["nbytes"]}, {"gen", {{"kind", kDrawUniform}, {"a", 0.0}, {"b", 0.0}, {"lo", 0}, {"hi", 1}, {"base", 0}}}});
+  return z;
+}
+
+// The lent outputs (run 2) against `ref_prefix`<name> in the trusted runner, at (atol, rtol).
+Result<std::vector<Comparison>> compare_lent(DeviceRig& rig, const json& outs, const json& ipc, const std::string& ref_prefix,
+                                             double atol, double rtol, std::chrono::milliseconds timeout) {
+  json jo = json::array();
+  for (size_t i = 0; i < outs.size(); ++i)
+    jo.push_back({{"ipc", ipc.at(i)}, {"dtype", outs[i]["dtype"]}, {"numel", outs[i]["numel"]},
+                  {"nbytes", outs[i]["nbytes"]}, {"ref", ref_prefix + outs[i]["name"].get<std::string>()},
+                  {"ref_nbytes", outs[i]["nbytes"]}, {"check_poison", true}});
+  auto r = rig.trusted->call({{"cmd", "compare"}, {"atol", atol}, {"rtol", rtol}, {"outputs", jo}}, timeout);
+  if (!r || !r->value("ok", false))
+    return fail("the oracle's runner could not compare the two runs: {}", r ? field_or(*r, "error", r->dump()) : r.error().message);
+  std::vector<Comparison> cmps;
+  for (const auto& o : (*r)["outputs"]) cmps.push_back(comparison_of(o["cmp"]));
+  return cmps;
+}
+
+std::optional<OracleConfigResult> judge_device(const Config& c, const json& outs, const std::vector<Comparison>& vs_zero,
+                                               const std::vector<Comparison>& vs_first, const Tolerance& tol, double& max_diff) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string name = outs[i]["name"];
+    auto shape = outs[i]["shape"].get<std::vector<int64_t>>();
+    const Comparison &z = vs_zero.at(i), &f = vs_first.at(i);
+    max_diff = std::max(max_diff, f.max_abs_err);
+    if (z.unwritten)
+      return failed(c, OracleCheckReason::kUnwritten,
+                    fmt::format("output '{}': {} of {} elements of the lent buffer left unwritten", name, z.unwritten, z.count));
+    if (z.nonfinite)
+      return failed(c, OracleCheckReason::kNonFinite,
+                    fmt::format("output '{}': {} of {} elements are NaN or Inf", name, z.nonfinite, z.count));
+    if (z.count > 0 && z.mismatches == 0)
+      return failed(c, OracleCheckReason::kAllZero, fmt::format("output '{}': all {} elements are zero", name, z.count));
+    if (!f.ok)
+      return failed(c, OracleCheckReason::kNondeterministic,
+                    fmt::format("output '{}': a second run on the same inputs disagrees (atol {} rtol {}): {}", name,
+                                tol.atol, tol.rtol, f.describe(shape)));
+  }
+  return std::nullopt;
+}
+
+// Run 1 through Oracle::device_outputs (the evaluator's path: the trusted runner draws and lends);
+// run 2 on the lender's copy of the same draw; then both compared in the trusted runner.
+OracleConfigResult check_config_device(DeviceRig& rig, const Task& task, const Config& c, uint64_t seed,
+                                       const OracleCheckOptions& opts) {
+  const Tolerance tol = task.tolerance_for(task.precision());
+  const auto timeout = opts.call_timeout;
+  auto gins = drawn_inputs(task, c, seed, false);
+  auto outs = output_descs(task, c);
+  if (!gins || !outs) return failed(c, OracleCheckReason::kOracleFailed, (!gins ? gins.error() : outs.error()).message);
+  auto why = [&] { return rig_alive(rig) ? OracleCheckReason::kOracleFailed : OracleCheckReason::kInfraError; };
+  auto t0 = Clock::now();
+  if (auto st = rig.oracle->device_outputs(c, *gins, *outs); !st) return failed(c, why(), st.error().message);
+  auto m = rig.lender->call({{"cmd", "materialize"}, {"inputs", *gins}, {"outputs", *outs}}, timeout);
+  if (!m || !m->value("ok", false))
+    return failed(c, OracleCheckReason::kInfraError,
+                  fmt::format("the second runner could not draw the inputs of config '{}': {}", c.name,
+                              m ? field_or(*m, "error", m->dump()) : m.error().message));
+  auto st = rig.oracle->lent_outputs(c, device_tensors(*gins, (*m)["inputs_ipc"]), device_tensors(*outs, (*m)["outputs_ipc"]));
+  double secs = seconds_since(t0);
+  Result<std::vector<Comparison>> vs_zero = fail("not compared"), vs_first = fail("not compared");
+  if (st) {
+    auto z = rig.trusted->call({{"cmd", "materialize"}, {"inputs", zero_descs(*outs)}, {"outputs", json::array()}}, timeout);
+    if (!z || !z->value("ok", false))
+      vs_zero = fail("the oracle's runner could not make zero tensors: {}", z ? field_or(*z, "error", z->dump()) : z.error().message);
+    else
+      vs_zero = compare_lent(rig, *outs, (*m)["outputs_ipc"], "base/in/zero_", 0.0, 0.0, timeout);
+    if (vs_zero) vs_first = compare_lent(rig, *outs, (*m)["outputs_ipc"], "base/out/", tol.atol, tol.rtol, timeout);
+  }
+  // What was drawn and lent for this config is freed before the next.
+  (void)rig.lender->call({{"cmd", "collect"}}, timeout);
+  (void)rig.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "xfer/"})}}, timeout);
+  OracleConfigResult r = !st ? failed(c, why(), st.error().message)
+                         : !vs_zero ? failed(c, OracleCheckReason::kInfraError, vs_zero.error().message)
+                         : !vs_first ? failed(c, OracleCheckReason::kInfraError, vs_first.error().message)
+                                     : failed(c, OracleCheckReason::kOk, "");
+  if (r.ok())
+    if (auto bad = judge_device(c, *outs, *vs_zero, *vs_first, tol, r.max_abs_diff)) {
+      bad->max_abs_diff = r.max_abs_diff;
+      r = *bad;
+    }
+  r.oracle_seconds = secs;
+  return r;
+}
+
+std::vector<OracleConfigResult> check_configs_on_device(const Task& task, const OracleCheckOptions& opts, uint64_t seed,
+                                                        const std::string& device, std::optional<DeviceRig> rig) {
+  std::vector<OracleConfigResult> out;
+  for (const Config& c : task.configs) {
+    if (!selected(c, opts)) continue;
+    if (!rig) {  // after the infrastructure failed: fresh processes
+      auto r = make_rig(task, opts, device);
+      if (!r) {
+        out.push_back(failed(c, OracleCheckReason::kInfraError, "cannot start the oracle: " + r.error().message));
+        continue;
+      }
+      rig.emplace(std::move(*r));
+    }
+    out.push_back(check_config_device(*rig, task, c, config_seed(task, c, seed), opts));
+    if (out.back().reason == OracleCheckReason::kInfraError) rig.reset();
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Oracle>> make_reference_oracle(const Task& task) {
+  auto src = read_file(task.reference_path());
+  if (!src) return src.unexpected();
+  auto so = compile_host_shared(*src, "reference.cpp", CompileOptions{});
+  if (!so) return so.unexpected();
+  if (!so->ok) return fail("the task's reference does not compile: {}", so->diagnostics);
+  auto ref = CpuReference::load(so->so_path);
+  if (!ref) return ref.unexpected();
+  return make_cpu_oracle(task, std::move(*ref));
+}
+
+void time_pytorch(const Task& task, const OracleCheckOptions& opts, const std::string& device, OracleCheckReport& rep) {
+  if (!opts.torch_time) return;
+  if (task.torch_reference.empty()) {
+    rep.pytorch_note = "the task has no torch_reference";
+    return;
+  }
+  interop::TorchTimingOptions to;
+  to.device = device;
+  to.budget_s = opts.time_budget_s;
+  to.extension = false;
+  uint64_t seed = rep.seed + kTorchTimingSeedOffset;
+  auto r = rep.device_plane ? time_torch_lent(task, seed, to) : interop::time_torch_main(task, seed, to);
+  if (r) rep.pytorch = std::move(*r);
+  else rep.pytorch_note = r.error().message.substr(0, r.error().message.find('\n'));
+}
+
+}  // namespace
+
+OracleCheckReport check_oracle(const Task& task, const OracleCheckOptions& opts) {
+  auto t0 = Clock::now();
+  OracleCheckReport rep;
+  rep.task = task.name;
+  rep.seed = opts.seed ? *opts.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  rep.oracle = task.oracle_is_torch ? "torch" : "reference";
+  std::string device = opts.torch_device;
+  if (task.oracle_is_torch) {
+    // The device data plane needs a GPU for the runners and CUDA in the bridge's torch.
+    std::optional<DeviceRig> rig;
+    if (opts.device_data) {
+      auto r = make_rig(task, opts, device.empty() ? "cuda" : device);
+      if (r) rig.emplace(std::move(*r));
+      else rep.host_path_why = r.error().message.substr(0, r.error().message.find('\n'));
+    } else {
+      rep.host_path_why = "asked for (--host-data)";
+    }
+    rep.device_plane = rig.has_value();
+    if (rig) {
+      if (device.empty()) device = "cuda";
+      rep.configs = check_configs_on_device(task, opts, rep.seed, device, std::move(rig));
+    } else {
+      rep.configs = check_configs_on_host(task, opts, rep.seed, [&]() -> Result<std::unique_ptr<Oracle>> {
+        auto br = interop::TorchBridge::start();
+        if (!br) return fail("cannot start the PyTorch bridge: {}", br.error().message);
+        if (device.empty()) device = br->info().cuda ? "cuda" : "cpu";  // where its torch can run
+        Status err;
+        auto o = make_torch_oracle(std::move(*br), task, nullptr, device, opts.call_timeout, &err);
+        if (!o) return err.unexpected();
+        return o;
+      });
+    }
+  } else {
+    rep.host_path_why = "the oracle is the task's CPU reference";
+    rep.configs = check_configs_on_host(task, opts, rep.seed, [&] { return make_reference_oracle(task); });
+  }
+  if (device.empty()) device = "cuda";
+  time_pytorch(task, opts, device, rep);
+  rep.seconds = seconds_since(t0);
+  return rep;
+}
+
+}  // namespace kevo

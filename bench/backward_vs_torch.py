@@ -9,14 +9,16 @@ For each task of suites/backward.txt (or --tasks):
      backward alone, as robust-kbench times it; once eager and once through torch.compile (whose
      AOTAutograd compiles the backward graph too). TF32 is off for matmuls and convolutions: the
      tasks ask for f32 accuracy, so a TF32 PyTorch would be timed on easier work.
-The kevo evals and the PyTorch timings run one after the other, never at the same time, so the
-ratios are of the same GPU in the same run. PyTorch's figure is the median of CUDA-event spans
+The kevo evals run a few at a time (their timing phases take kevo's per-GPU lock, so each is timed
+with the GPU to itself), then PyTorch is timed, never at the same time as an eval: the ratios are
+of the same GPU in the same run. PyTorch's figure is the median of CUDA-event spans
 over >= 20 calls; kevo's is the checker's median (docs/ARCHITECTURE.md, timing).
 
-  python3 bench/backward_vs_torch.py BUILD_DIR OUT_DIR [--tasks a b ...] [--timeout S]
+  python3 bench/backward_vs_torch.py BUILD_DIR OUT_DIR [--tasks a b ...] [--timeout S] [--jobs N]
 Prints one `BWD_VS_TORCH` line per task and writes OUT_DIR/backward_vs_torch.json.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -150,7 +152,8 @@ def main():
     ap.add_argument("build")
     ap.add_argument("out")
     ap.add_argument("--tasks", nargs="*")
-    ap.add_argument("--timeout", type=float, default=150)
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--jobs", type=int, default=4)
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tasks = a.tasks or [t.strip() for t in open(os.path.join(root, "suites/backward.txt"))
@@ -158,10 +161,13 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     kevo = os.path.join(a.build, "bin", "kevo")
     rows, bad = [], 0
+    # The checker's evals run a.jobs at a time: their correctness phases overlap, and kevo's per-GPU
+    # lock (util/gpu_lock.h) gives each timing phase the GPU alone. PyTorch is timed after them all.
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        evals = dict(zip(tasks, pool.map(lambda n: kevo_eval(kevo, os.path.join(root, "tasks", n), a.timeout), tasks)))
     for name in tasks:
-        tdir = os.path.join(root, "tasks", name)
-        dims = main_dims(tdir)
-        k = kevo_eval(kevo, tdir, a.timeout)
+        dims = main_dims(os.path.join(root, "tasks", name))
+        k = evals[name]
         p = torch_side(name, dims)
         rows.append({"task": name, "dims": dims, "kevo": k, "pytorch": p})
         km = k.get("median_ms")

@@ -16,7 +16,8 @@
 #   bench/kb_oracle.sh BUILD_DIR WORK_DIR [KB_DIR]
 # KB_DIR: a copy of KernelBench's level1/ and level2/ folders (default BUILD_DIR/kb, where
 # scripts/pack-for-gpu.sh puts ../shared/kernelbench's); KEVO_KB_N (default 24) takes the first N
-# of the sample, alternating levels.
+# of the sample, alternating levels; KEVO_KB_BACKWARD (default 6) of them also get their backward
+# task imported (`--backward`) and checked.
 set -uo pipefail
 B=$(realpath "${1:-build}"); W=$(realpath -m "${2:-/tmp/kevo-kboracle}"); KB=$(realpath -m "${3:-$B/kb}")
 K="$B/bin/kevo"
@@ -36,11 +37,17 @@ T0=$SECONDS
 files=()
 for ((i = 0; i < ${#L1[@]}; i++)); do files+=("$KB/level1/${L1[i]}.py" "$KB/level2/${L2[i]}.py"); done
 files=("${files[@]:0:$N}")
-"$K" import kernelbench "${files[@]}" --out "$W/tasks" > "$W/import.txt" 2>&1
+# The first NB files also get their backward task (`--backward`): its oracle takes torch.autograd
+# gradients, checked here on the device like any oracle.
+NB=${KEVO_KB_BACKWARD:-6}
+"$K" import kernelbench "${files[@]:0:$NB}" --backward --out "$W/tasks" > "$W/import.txt" 2>&1
+echo "[$((SECONDS - T0))s] import --backward exit $?: $(tail -1 "$W/import.txt")"
+"$K" import kernelbench "${files[@]:$NB}" --out "$W/tasks" >> "$W/import.txt" 2>&1
 echo "[$((SECONDS - T0))s] import exit $?: $(tail -1 "$W/import.txt")"
 # kevo names a task after its file: lower-cased, runs of other characters one "_", none at the ends.
 tasks=()
 for f in "${files[@]}"; do tasks+=("$(basename "$f" .py | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/_/g; s/^_+//; s/_+$//')"); done
+for t in "${tasks[@]:0:$NB}"; do tasks+=("${t}_backward"); done
 
 check() {  # task
   local t=$1

@@ -1,5 +1,6 @@
-// ncu reports read into profiles: both CSV pages, thousands separators, units, missing and
-// "n/a" figures, ncu's failures, hostile kernel names, and the JSON round trip.
+// ncu reports read into profiles (constructed ones, and two recorded on an H100): both CSV pages,
+// thousands separators, units, missing and "n/a" figures, ncu's failures, hostile kernel names, and
+// the JSON round trip.
 #include "check/kernel_profile.h"
 
 #include <gtest/gtest.h>
@@ -136,4 +137,38 @@ TEST(KernelProfile, ArgumentsAskForEveryMetricOnce) {
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
   EXPECT_EQ(args.back(), "/tmp/x.log");
   EXPECT_NE(std::find(args.begin(), args.end(), std::to_string(kMaxProfiledKernels + 1)), args.end());
+}
+
+// Reports ncu 2025.3 wrote on an H100 (scripts/gpu-check.sh phase profile, 2026-11-26): the
+// figures the GPU run printed for the same profiles (its PROFILE lines) come back from the CSV.
+TEST(KernelProfile, ReadsRecordedH100Reports) {
+  Profile a = read_ncu_report(fixture("ncu_h100_argmax_dim1.csv"));
+  ASSERT_EQ(a.status, ProfileStatus::kProfiled) << a.note;
+  ASSERT_EQ(a.kernels.size(), 1u);
+  const auto& k = a.kernels[0];
+  EXPECT_EQ(k.name, "argmax_dim1_kernel(const float *, long *, long, long, long)");
+  EXPECT_NEAR(k.duration_us, 1385.504, 1e-9);
+  EXPECT_DOUBLE_EQ(k.dram_pct, 92.53);
+  EXPECT_DOUBLE_EQ(k.l2_pct, 89.68);
+  EXPECT_DOUBLE_EQ(k.sm_pct, 33.26);
+  EXPECT_DOUBLE_EQ(k.achieved_occupancy_pct, 96.31);
+  EXPECT_EQ(k.grid_size, 1024);
+  EXPECT_EQ(k.block_size, 256);
+  EXPECT_EQ(k.registers_per_thread, 32);
+  EXPECT_EQ(k.occupancy_limiter, "registers");
+  EXPECT_DOUBLE_EQ(k.load_sectors_per_request, 4.0);
+  ASSERT_GE(k.top_stalls.size(), 3u);
+  EXPECT_EQ(k.top_stalls[0].reason, "long_scoreboard");
+  EXPECT_DOUBLE_EQ(k.top_stalls[0].cycles_per_issue, 49.01);
+
+  Profile b = read_ncu_report(fixture("ncu_h100_attention_backward.csv"));
+  ASSERT_EQ(b.status, ProfileStatus::kProfiled) << b.note;
+  ASSERT_EQ(b.kernels.size(), 2u);
+  EXPECT_NEAR(b.kernels[0].duration_us, 11263.712, 1e-9);
+  EXPECT_NEAR(b.kernels[1].duration_us, 11358.464, 1e-9);
+  EXPECT_DOUBLE_EQ(b.kernels[1].l2_pct, 66.06);
+  EXPECT_DOUBLE_EQ(b.kernels[1].shared_bank_conflicts, 281976.0);
+  EXPECT_EQ(b.kernels[0].shared_dynamic_bytes, 8192);
+  EXPECT_EQ(b.kernels[0].shared_static_bytes, 512);
+  EXPECT_EQ(b.kernels[1].top_stalls[2].reason, "lg_throttle");
 }

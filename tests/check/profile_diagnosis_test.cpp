@@ -1,8 +1,12 @@
-// The rule-based diagnosis on synthetic profiles: each rule fires on its figures and only there,
-// the longest kernel is the one read, and the line stays within its bound.
+// The rule-based diagnosis on synthetic profiles (and two ncu reports recorded on an H100): each
+// rule fires on its figures and only there, the longest kernel is the one read, and the line stays
+// within its bound.
 #include "check/profile_diagnosis.h"
 
 #include <gtest/gtest.h>
+
+#include "check/kernel_profile.h"
+#include "util/fs.h"
 
 using namespace kevo;
 
@@ -101,4 +105,19 @@ TEST(ProfileDiagnosis, StaysWithinItsBoundWithWholeParts) {
   EXPECT_LE(d.size(), kMaxDiagnosisChars);
   EXPECT_TRUE(d.ends_with("of wavefronts") || d.ends_with("shared_memory)") || d.ends_with("cycles/issue")) << d;
   EXPECT_NE(d.find("100008 kernels"), std::string::npos) << d;
+}
+
+// The diagnoses the H100 run printed (DIAGNOSIS lines, 2026-11-26) for two recorded reports.
+TEST(ProfileDiagnosis, RecordedH100Reports) {
+  auto read = [](const char* name) {
+    auto text = read_file(std::string(KEVO_SOURCE_DIR) + "/tests/check/data/" + name);
+    EXPECT_TRUE(text) << name;
+    return read_ncu_report(text ? *text : std::string());
+  };
+  EXPECT_EQ(diagnose_profile(read("ncu_h100_argmax_dim1.csv")),
+            "memory-bound: DRAM 93% of peak; top stalls: long_scoreboard 49.0, wait 1.5, not_selected 0.3 cycles/issue");
+  EXPECT_EQ(diagnose_profile(read("ncu_h100_attention_backward.csv")),
+            "2 kernels; longest (#2, 50% of GPU time); memory-bound: L2 66% of peak; loads use 7 of 32 bytes per "
+            "sector (12.3 sectors/request): uncoalesced; top stalls: long_scoreboard 101.2, mio_throttle 30.1, "
+            "lg_throttle 14.3 cycles/issue");
 }

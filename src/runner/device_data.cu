@@ -244,13 +244,6 @@ cudaError_t sums(const void* p, int dtype, int64_t n, uint64_t key, OutputSums* 
   return cudaGetLastError();
 }
 
-__global__ void empty_kernel() {}
-
-cudaError_t empty_launch(cudaStream_t s) {
-  empty_kernel<<<1, 32, 0, s>>>();
-  return cudaGetLastError();
-}
-
 cudaError_t count_differing_bytes(const void* a, const void* b, size_t n, cudaStream_t s, uint64_t* out) {
   static unsigned long long* count = nullptr;
   if (!count && cudaMalloc(&count, sizeof *count) != cudaSuccess) return cudaErrorMemoryAllocation;

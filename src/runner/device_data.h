@@ -44,9 +44,4 @@ struct OutputSums {
 };
 cudaError_t sums(const void* p, int dtype, int64_t n, uint64_t key, OutputSums* out, cudaStream_t s);
 
-// One launch of an empty kernel: the trusted series of the work around calls makes it where a
-// candidate's call would be, so the host cost of one launch (through the interposer) is on both
-// sides of the outside clock's comparison (time_batch.cpp says why).
-cudaError_t empty_launch(cudaStream_t s);
-
 }  // namespace kevo::dev

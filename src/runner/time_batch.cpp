@@ -119,16 +119,6 @@ json RunnerService::time_batch(const json& jreq) {
       rc = fn(&a);
       kevo::guard::disarm();
       if (cudaError_t le = cudaGetLastError(); le != cudaSuccess && rep.launch_error.empty()) rep.launch_error = cuda_err(le);
-    } else {
-      // The work-around-calls series (no slot): an empty kernel launched as a call would be. A
-      // call's host side (launch, interposer, events) costs a few microseconds whatever the kernel
-      // does; when it exceeds a tiny kernel's GPU time the batch is host-bound and that cost shows
-      // on the checker's clock as time the events miss. Here it shows in the trusted series too,
-      // so an honest one-launch kernel of 5 us is not taken for a forger (seen on an H100:
-      // robust-kbench scale_shift, events 4.4 us, the checker's clock 9.1 us).
-      kevo::guard::arm(stream_, alloc_limit_);
-      CUDA_OR_FATAL(dev::empty_launch(stream_));
-      kevo::guard::disarm();
     }
     CUDA_OR_FATAL(cudaEventRecord(ev[3], stream_));
     rep.rc.push_back(rc);

@@ -7,7 +7,7 @@
 # run twice by the PyTorch oracle on the device data plane (the trusted kevo-runner draws the inputs
 # and lends them to the bridge through CUDA IPC), its outputs checked (sizes, dtypes, NaN/Inf, all
 # zeros, agreement of the two runs), then PyTorch eager and torch.compile timed on the main config.
-# Tasks run KEVO_KB_JOBS at a time (default 6) on the one GPU, each under a timeout of
+# Tasks run KEVO_KB_JOBS at a time (default 3) on the one GPU, each under a timeout of
 # KEVO_KB_TIMEOUT seconds (default 150): correctness is unaffected, but the eager and compile times
 # are taken while other tasks share the GPU and the CPU, so they are indicative only (KEVO_KB_JOBS=1
 # for clean figures, at several times the wall time). One line per task:
@@ -21,7 +21,7 @@
 set -uo pipefail
 B=$(realpath "${1:-build}"); W=$(realpath -m "${2:-/tmp/kevo-kboracle}"); KB=$(realpath -m "${3:-$B/kb}")
 K="$B/bin/kevo"
-N=${KEVO_KB_N:-24}; JOBS=${KEVO_KB_JOBS:-6}; TO=${KEVO_KB_TIMEOUT:-150}
+N=${KEVO_KB_N:-24}; JOBS=${KEVO_KB_JOBS:-3}; TO=${KEVO_KB_TIMEOUT:-150}
 L1=(1_Square_matrix_multiplication_ 4_Matrix_vector_multiplication_ 19_ReLU 23_Softmax 26_GELU_ 33_BatchNorm
     36_RMSNorm_ 40_LayerNorm 42_Max_Pooling_2D 47_Sum_reduction_over_a_dimension
     63_conv_standard_2D__square_input__square_kernel 89_cumsum)

@@ -44,6 +44,9 @@ def grad_check(lin, seeds=6):
         for f, sink in ((lin, got), (F.linear, want)):
             leaves = [t.clone().requires_grad_(True) for t in (x, W, b)]
             y = f(*leaves)
+            if not torch.is_tensor(y):  # a one-output layer must return a tensor, as F.linear does
+                print(f"GRAD_CHECK FAIL the pair returned {type(y).__name__}, not a tensor")
+                return False
             sink.append(y.detach())
             sink.extend(torch.autograd.grad(y, leaves, dy))
         for name, a, w in zip(("y", "dx", "dW", "db"), got, want):

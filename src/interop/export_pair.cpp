@@ -82,7 +82,9 @@ class KevoFunction(torch.autograd.Function):
         ctx.keep = SAVED if BACKWARD_KERNEL else FORWARD_INPUTS
         ctx.save_for_backward(*[named[n] for n in ctx.keep])
         ctx.model = model
-        return tuple(outs) if isinstance(outs, list) else outs
+        # One output is a tensor, as PyTorch's own layer returns (the extension hands back a list).
+        outs = _as_list(outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     @staticmethod
     def backward(ctx, *grads):

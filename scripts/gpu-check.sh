@@ -176,7 +176,7 @@ if has profile; then
   stamp profile
   mkdir -p "$OUT/ncu"
   KEVO_NCU_KEEP="$OUT/ncu" shard profile 3 "$B/tests/gpu/gpu_eval_test" --gtest_filter='Tasks/Profiled.*' || rc=1
-  grep -hE "^DIAGNOSIS|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile.txt"
+  grep -hE "^DIAGNOSIS|^PROFILE_COST|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile.txt"
   "$B/tests/gpu/evolve_e2e_test" --gtest_color=no --gtest_filter='EvolveE2E.ProfileFeedbackInPrompts' \
     > "$OUT/profile-e2e.txt" 2>&1 || rc=1
   grep -hE "^E2E_PROFILE|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile-e2e.txt"

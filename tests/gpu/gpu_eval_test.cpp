@@ -150,6 +150,14 @@ TEST_P(Profiled, BaselineGetsAProfile) {
   EXPECT_GT(k.block_size, 0);
   std::printf("PROFILE %s %s\nDIAGNOSIS %s %s\n", GetParam().c_str(), j["profile"].dump().c_str(), GetParam().c_str(),
               kevo::diagnose_profile(*p).c_str());
+  // What the profile cost, and where the kernel sits against the device's measured ceilings (the
+  // checker's SOL line: floor_ms from the task's bytes or flops over the ceiling kevo measured).
+  const json t = j.value("timing", json::object()), ph = j.value("phases", json::object());
+  std::printf("PROFILE_COST %s profile %.1f s of an eval of %.1f s | SOL %s-bound floor %.4f ms, median %.4f ms: "
+              "%.0f%% of the measured ceiling\n",
+              GetParam().c_str(), ph.value("profile", 0.0), j.value("seconds", 0.0), t.value("bound", "?").c_str(),
+              t.value("floor_ms", 0.0), t.value("candidate", json::object()).value("median_ms", 0.0),
+              100 * t.value("sol_fraction", 0.0));
 }
 INSTANTIATE_TEST_SUITE_P(Tasks, Profiled, testing::ValuesIn(profiled_tasks()),
                          [](const auto& i) { return case_name(i.param); });
@@ -174,7 +182,9 @@ TEST_P(Kernel, GetsTheExpectedVerdict) {
   if (j.contains("timing") && j["timing"].contains("speedup")) {
     double sp = j["timing"]["speedup"]["value"].get<double>();
     std::printf("SPEEDUP %s %.3fx\n", k.file.c_str(), sp);
-    if (k.max_speedup > 0) EXPECT_LE(sp, k.max_speedup) << raw;
+    if (k.max_speedup > 0) {
+      EXPECT_LE(sp, k.max_speedup) << raw;
+    }
   }
 }
 INSTANTIATE_TEST_SUITE_P(Manifest, Kernel, testing::ValuesIn(load_manifest()),

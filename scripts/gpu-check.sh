@@ -33,7 +33,7 @@
 #              profiles, prompts with and without the feedback (prompt length per proposal)
 # KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks; the backward
-# tasks and their new forward (not yet run on a GPU): KEVO_TASKS="linear $(grep -v "^#" suites/backward.txt)"
+# tasks and their new forward: KEVO_TASKS="linear $(grep -v "^#" suites/backward.txt)"
 # Logs go to $KEVO_LOGS (default $OUT). The device tool returns only a few files from $OUT, so a
 # device call should keep them elsewhere and send back one archive, e.g.
 #   export OUT KEVO_LOGS=/tmp/kl; mkdir -p $KEVO_LOGS; KEVO_PHASES="e2e kernels" timeout 560 \

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/stop_reason.h"
 #include "util/json_fields.h"
 
 namespace kevo::bench {
@@ -79,8 +80,9 @@ bool infra_failure(const store::RunRow& run) {
   if (run.status != store::RunStatus::kFailed) return false;
   // The engine's stop reasons for these (evolve/engine.cpp): three infra_error verdicts in a row,
   // or a baseline whose verdict says the machine, not the kernel, failed.
-  if (run.stop_reason.rfind("infra_error", 0) == 0) return true;
-  if (run.stop_reason != "baseline_failed") return false;
+  const store::StopKind why = store::parse_stop_reason(run.stop_reason).kind;
+  if (why == store::StopKind::kInfraError) return true;
+  if (why != store::StopKind::kBaselineFailed) return false;
   std::string outcome = field_or(parse_object(run.baseline_json), "outcome", "");
   return outcome == "infra_error" || outcome == "crash" || outcome == "timeout";
 }

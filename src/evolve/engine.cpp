@@ -25,6 +25,7 @@
 #include "evolve/task_context.h"
 #include "evolve/tuning.h"
 #include "evolve/verifier_matrix.h"
+#include "store/stop_reason.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/json_fields.h"
@@ -203,7 +204,7 @@ struct State {
   std::string phase_detail;
   std::optional<SteadyClock::time_point> search_t0;
   int search_seq0 = 0;
-  std::string stop;       // why no new proposal starts
+  store::StopReason stop;  // why no new proposal starts
   bool hard_stop = false;  // in-flight proposals are discarded, not evaluated
 };
 
@@ -288,17 +289,18 @@ class EvolutionRun {
     return {};
   }
 
-  // Why no new proposal may start now ("" = it may).
-  std::string blocked(size_t in_flight) const {
+  // Why no new proposal may start now (kNone: it may).
+  store::StopKind blocked(size_t in_flight) const {
+    using K = store::StopKind;
     const Budgets& b = s_.opts.budgets;
-    if (user_cancel_.cancelled()) return "interrupted";
-    if (s_.seq + static_cast<int>(in_flight) >= b.max_candidates) return "budget_candidates";
-    if (b.max_calls && s_.calls >= *b.max_calls) return "budget_calls";
-    if (b.max_tokens && s_.tokens >= *b.max_tokens) return "budget_tokens";
-    if (b.max_usd && s_.cost >= *b.max_usd) return "budget_usd";
-    if (b.max_minutes && since(s_.t0) >= *b.max_minutes * 60) return "budget_minutes";
-    if (s_.opts.strategy.stagnation > 0 && s_.since_best >= s_.opts.strategy.stagnation) return "stagnation";
-    return {};
+    if (user_cancel_.cancelled()) return K::kInterrupted;
+    if (s_.seq + static_cast<int>(in_flight) >= b.max_candidates) return K::kBudgetCandidates;
+    if (b.max_calls && s_.calls >= *b.max_calls) return K::kBudgetCalls;
+    if (b.max_tokens && s_.tokens >= *b.max_tokens) return K::kBudgetTokens;
+    if (b.max_usd && s_.cost >= *b.max_usd) return K::kBudgetUsd;
+    if (b.max_minutes && since(s_.t0) >= *b.max_minutes * 60) return K::kBudgetMinutes;
+    if (s_.opts.strategy.stagnation > 0 && s_.since_best >= s_.opts.strategy.stagnation) return K::kStagnation;
+    return K::kNone;
   }
 
   std::vector<SolutionView> views(const std::vector<Member>& ms) const {
@@ -507,8 +509,8 @@ class EvolutionRun {
     return std::move(d->verdict);
   }
 
-  void stop_with(const std::string& why, bool hard) {
-    if (s_.stop.empty()) s_.stop = why;
+  void stop_with(store::StopKind kind, bool hard, std::string detail = {}) {
+    if (s_.stop.empty()) s_.stop = {kind, std::move(detail)};
     if (hard) {
       s_.hard_stop = true;
       inner_cancel_.cancel();
@@ -521,13 +523,14 @@ class EvolutionRun {
       KEVO_TRY(db_.add_llm_call(call_row(p, p.llm_error)));
       switch (p.error_kind) {
         case llm::ErrorKind::kCancelled: break;
-        case llm::ErrorKind::kBudget: stop_with("budget_llm", false); break;
-        case llm::ErrorKind::kReplayMiss: stop_with("replay_exhausted", false); break;
-        case llm::ErrorKind::kFatal: stop_with("llm_fatal: " + p.llm_error, true); break;
+        case llm::ErrorKind::kBudget: stop_with(store::StopKind::kBudgetLlm, false); break;
+        case llm::ErrorKind::kReplayMiss: stop_with(store::StopKind::kReplayExhausted, false); break;
+        case llm::ErrorKind::kFatal: stop_with(store::StopKind::kLlmFatal, true, p.llm_error); break;
         default:
           emit("llm_error", {{"error", p.llm_error}});
           if (++s_.llm_fail_in_row >= s_.opts.max_llm_failures_in_row)
-            stop_with(fmt::format("llm_failures: {} in a row, last: {}", s_.llm_fail_in_row, p.llm_error), false);
+            stop_with(store::StopKind::kLlmFailures, false,
+                      fmt::format("{} in a row, last: {}", s_.llm_fail_in_row, p.llm_error));
       }
       return {};
     }
@@ -600,7 +603,7 @@ class EvolutionRun {
     s_.gpu_s += d.busy_s;
     const Verdict& v = d.verdict;
     if (v.outcome == Outcome::InfraError) {
-      if (++s_.infra_in_row >= 3) stop_with("infra_error: " + v.message, true);
+      if (++s_.infra_in_row >= 3) stop_with(store::StopKind::kInfraError, true, v.message);
     } else {
       s_.infra_in_row = 0;
     }
@@ -655,10 +658,10 @@ class EvolutionRun {
   // next proposal is planned, as in a serial loop) and the budgets allow.
   void refill(std::list<std::future<Proposal>>& inflight) {
     while (slot_free() && s_.stop.empty() && inflight.size() < static_cast<size_t>(std::max(1, s_.opts.strategy.parallel))) {
-      std::string why = blocked(inflight.size() + pending_.size());
-      if (!why.empty()) {
+      const store::StopKind why = blocked(inflight.size() + pending_.size());
+      if (why != store::StopKind::kNone) {
         // Budgets reached with proposals still in flight: those finish; nothing new starts.
-        if (why == "interrupted" || why == "budget_minutes") stop_with(why, true);
+        if (why == store::StopKind::kInterrupted || why == store::StopKind::kBudgetMinutes) stop_with(why, true);
         else if (inflight.empty() && pending_.empty()) stop_with(why, false);
         break;
       }
@@ -696,12 +699,12 @@ class EvolutionRun {
       if (*done) {
         KEVO_TRY(complete(std::move(**done)));
       } else if (auto ready = slot_free() ? take_ready(inflight) : std::nullopt) {
-        if (user_cancel_.cancelled()) stop_with("interrupted", true);
+        if (user_cancel_.cancelled()) stop_with(store::StopKind::kInterrupted, true);
         KEVO_TRY(handle(std::move(*ready)));
       } else {
-        if (user_cancel_.cancelled()) stop_with("interrupted", true);
+        if (user_cancel_.cancelled()) stop_with(store::StopKind::kInterrupted, true);
         if (s_.opts.budgets.max_minutes && since(s_.t0) >= *s_.opts.budgets.max_minutes * 60)
-          stop_with("budget_minutes", true);
+          stop_with(store::StopKind::kBudgetMinutes, true);
         if (since(last_report) > 1.0) {
           report(in_flight());
           last_report = SteadyClock::now();
@@ -732,7 +735,7 @@ class EvolutionRun {
     bool any = !variants->empty() && !variants->front().assignment.empty();
     *note = offline_note(any);
     if (!any) {
-      stop_with("nothing_to_tune", false);
+      stop_with(store::StopKind::kNothingToTune, false);
       return {};
     }
     std::map<std::string, bool> done;
@@ -748,16 +751,16 @@ class EvolutionRun {
         warming.push_back(std::async(std::launch::async, [this, &text] { ev_.warm(task_, text); }));
         ++warmed;
       }
-      std::string why = blocked(0);
-      if (!why.empty()) {
-        stop_with(why, why == "interrupted");
+      const store::StopKind why = blocked(0);
+      if (why != store::StopKind::kNone) {
+        stop_with(why, why == store::StopKind::kInterrupted);
         break;
       }
       auto file = work_dir_ / fmt::format("tune{}.cu", s_.seq + 1);
       KEVO_TRY(write_file_atomic(file, todo[i].source));
       auto v = evaluate_now(file, todo[i].source, search_options());
       if (!v && user_cancel_.cancelled()) {
-        stop_with("interrupted", true);
+        stop_with(store::StopKind::kInterrupted, true);
         break;
       }
       if (!v) return v.unexpected();
@@ -771,7 +774,7 @@ class EvolutionRun {
       report(0);
     }
     for (auto& f : warming) f.wait();
-    if (s_.stop.empty()) stop_with("tuning_done", false);
+    if (s_.stop.empty()) stop_with(store::StopKind::kTuningDone, false);
     return {};
   }
 
@@ -981,7 +984,8 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   RunOutcome out;
   out.run_id = s.row.id;
   out.fake_evaluator = evaluator_.is_fake();
-  auto finish = [&](store::RunStatus st, const std::string& why) -> Result<RunOutcome> {
+  auto finish = [&](store::RunStatus st, const store::StopReason& stop) -> Result<RunOutcome> {
+    const std::string why = stop.text();
     s.row.status = st;
     s.row.stop_reason = why;
     KEVO_TRY(db_.update_run(s.row));
@@ -1021,7 +1025,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
       });
       b = baseline_of(task_, evaluator_, opts, *pool, s, r, cancel_);
     }
-    if (!b && cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, "interrupted");
+    if (!b && cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, {store::StopKind::kInterrupted, {}});
     if (!b) return b.unexpected();
     out.baseline_s = since(t);
     base = std::move(b->summary);
@@ -1029,7 +1033,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     s.row.baseline_json = base.dump();
     if (!b->passed) {
       s.row.note = "the task's baseline fails: " + b->message;
-      return finish(store::RunStatus::kFailed, "baseline_failed");
+      return finish(store::RunStatus::kFailed, {store::StopKind::kBaselineFailed, {}});
     }
   }
   s.ctx = make_task_context(task_, verdict_from_summary(base), evaluator_.cuda_version(), load_abi_text());
@@ -1053,11 +1057,11 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     s.row.note = note;
   }
   out.search_s = since(t_search);
-  if (cancel_.cancelled() || s.stop == "interrupted") return finish(store::RunStatus::kInterrupted, "interrupted");
+  if (cancel_.cancelled() || s.stop.kind == store::StopKind::kInterrupted) return finish(store::RunStatus::kInterrupted, {store::StopKind::kInterrupted, {}});
   const auto t_verify = SteadyClock::now();
   r.verify(out);
   out.verify_s = since(t_verify);
-  if (cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, "interrupted");
+  if (cancel_.cancelled()) return finish(store::RunStatus::kInterrupted, {store::StopKind::kInterrupted, {}});
   json fin = json::object();
   fin["winner"] = out.winner;
   fin["winner_speedup"] = out.winner_speedup;
@@ -1071,8 +1075,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   for (const auto& a : out.verification)
     if (a.candidate == out.winner && !a.pytorch.is_null()) fin["winner_pytorch"] = a.pytorch;
   s.row.final_json = fin.dump();
-  bool failed = s.stop.rfind("llm_fatal", 0) == 0 || s.stop.rfind("infra_error", 0) == 0;
-  return finish(failed ? store::RunStatus::kFailed : store::RunStatus::kFinished, s.stop);
+  return finish(s.stop.failed() ? store::RunStatus::kFailed : store::RunStatus::kFinished, s.stop);
 }
 
 }  // namespace kevo::evolve

@@ -241,7 +241,7 @@ Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_i
 }
 
 bool correctness_phase(EvalSession& s) {
-  s.next_phase("correctness");
+  s.next_phase(EvalPhase::kCorrectness);
   // On the device data plane the GPU does all the work: held for the phase (draw_on_host takes it
   // around each runner call instead).
   std::optional<GpuLock> lock;

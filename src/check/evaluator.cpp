@@ -115,15 +115,20 @@ EvalSession::EvalSession(const Task& t, const EvalOptions& o, Verdict& verdict)
   v.seed = opts.seed ? *opts.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
 }
 
-void EvalSession::next_phase(const char* name) {
+void EvalSession::next_phase(EvalPhase p) {
+  end_phase();
+  phase_ = p;
+}
+
+void EvalSession::end_phase() {
   auto now = Clock::now();
-  if (!phase_.empty()) v.phases.emplace_back(phase_, std::chrono::duration<double>(now - t_phase_).count());
-  phase_ = name;
+  if (phase_) v.phases.emplace_back(to_string(*phase_), std::chrono::duration<double>(now - t_phase_).count());
+  phase_.reset();
   t_phase_ = now;
 }
 
 Verdict EvalSession::finish() {
-  next_phase("");
+  end_phase();
   v.seconds = std::chrono::duration<double>(Clock::now() - t_start_).count();
   return v;
 }
@@ -410,7 +415,7 @@ static void sol_check(EvalSession& s, const Config& c) {
 // (check/timing.h). Without a baseline the candidate is timed alone and its last timed output
 // checked by the oracle.
 void timing_phase(EvalSession& s) {
-  s.next_phase("timing");
+  s.next_phase(EvalPhase::kTiming);
   quiet_gpu();
   const Config& c = s.task.main();
   TimingSetup ts;
@@ -453,7 +458,7 @@ void timing_phase(EvalSession& s) {
 // The task's PyTorch side on the same inputs, once kevo's own processes are gone.
 void pytorch_phase(EvalSession& s) {
   if (s.task.torch_reference.empty() || s.torch_set.is_null()) return;
-  s.next_phase("pytorch");
+  s.next_phase(EvalPhase::kPytorch);
   s.cand.reset();
   interop::TorchTimingOptions to;
   to.device = s.opts.torch_device;

@@ -44,7 +44,7 @@ Result<std::string> run_under_ncu(EvalSession& s, const std::string& ncu, const 
 }  // namespace
 
 void profile_phase(EvalSession& s) {
-  s.next_phase("profile");
+  s.next_phase(EvalPhase::kProfile);
   Profile prof;
   const Config& main = s.task.main();
   prof.config = main.name;

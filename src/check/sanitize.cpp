@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 void sanitize_phase(EvalSession& s) {
   {
-    s.next_phase("sanitize");
+    s.next_phase(EvalPhase::kSanitize);
     const Task& task = s.task;
     Verdict& v = s.v;
     const Config* small = nullptr;

@@ -44,7 +44,8 @@ struct EvalSession {
   std::optional<proto::DeviceState> state_at_load;
 
   // Phases: the current one's time is recorded when the next starts or the verdict ends.
-  void next_phase(const char* name);
+  void next_phase(EvalPhase p);
+  void end_phase();
   // Seconds by kind of work, summed over the whole verdict (where the phases' time goes).
   template <class F>
   auto timed(const char* what, F&& f) {
@@ -65,7 +66,7 @@ struct EvalSession {
 
  private:
   Clock::time_point t_start_, t_phase_;
-  std::string phase_ = "setup";
+  std::optional<EvalPhase> phase_ = EvalPhase::kSetup;  // nullopt: the verdict is finished
 };
 
 // The candidate's outputs (their IPC handles) against the reference outputs the oracle left in the

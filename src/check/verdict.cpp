@@ -4,6 +4,18 @@
 
 namespace kevo {
 
+const char* to_string(EvalPhase p) {
+  switch (p) {
+    case EvalPhase::kSetup: return "setup";
+    case EvalPhase::kCorrectness: return "correctness";
+    case EvalPhase::kTiming: return "timing";
+    case EvalPhase::kSanitize: return "sanitize";
+    case EvalPhase::kProfile: return "profile";
+    case EvalPhase::kPytorch: return "pytorch";
+  }
+  return "?";
+}
+
 const char* outcome_name(Outcome o) {
   switch (o) {
     case Outcome::Pass: return "pass";

@@ -24,6 +24,11 @@ const char* outcome_name(Outcome o);  // "pass", "compile_error", ...
 // Distinct process exit codes (documented in `kevo eval --help` and docs/ARCHITECTURE.md).
 int exit_code(Outcome o);
 
+// The phases of one evaluation, in the order they run; Verdict::phases records the seconds of each
+// that ran, under its name.
+enum class EvalPhase { kSetup, kCorrectness, kTiming, kSanitize, kProfile, kPytorch };
+const char* to_string(EvalPhase p);  // "setup", "correctness", ...
+
 struct Flag {
   std::string reason;  // "foreign_stream", "static:stream_create", "hidden_work", ...
   std::string detail;

@@ -148,7 +148,10 @@ if has pair; then
   {
     "$B/bin/kevo" import robust-kbench "$D/robust_kbench" --out "$P/tasks" --force || echo "PAIR import failed"
     for t in scale_shift scale_shift_backward; do
-      "$B/bin/kevo" eval "$P/tasks/$t" "$D/robust_kbench_kernels/$t.cu"; echo "PAIR eval $t exit $?"
+      # --json keeps the outside clock's batches (timing.outside_clock.batches) for a reader.
+      "$B/bin/kevo" eval "$P/tasks/$t" "$D/robust_kbench_kernels/$t.cu" --json > "$P/$t.json"; e=$?
+      python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["outcome"], j.get("reason",""), j.get("message","")[:300])' "$P/$t.json"
+      echo "PAIR eval $t exit $e"
     done
     "$B/bin/kevo" export-torch "$P/tasks/scale_shift" "$D/robust_kbench_kernels/scale_shift.cu" "$P/both" \
       --backward "$P/tasks/scale_shift_backward" --backward-kernel "$D/robust_kbench_kernels/scale_shift_backward.cu"

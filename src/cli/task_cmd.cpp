@@ -1,5 +1,6 @@
 // `kevo task list [--suite NAME]` and `kevo task lint TASK... | --suite NAME`.
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,7 @@
 #include "cli/task_arg.h"
 #include "lint/lint.h"
 #include "lint/suite.h"
+#include "lint/torch_lint.h"
 
 namespace kevo::cli {
 
@@ -129,10 +131,18 @@ void register_task(CLI::App& app, int& exit_code) {
     opts.configs = ta->configs;
     nlohmann::json out = nlohmann::json::array();
     int degenerate = 0, errors = 0;
+    std::optional<interop::TorchBridge> bridge;  // started for the first PyTorch-oracle task
     for (const auto& n : *names) {
       auto t = resolve_task(n);
       Result<LintReport> rep = t ? Result<LintReport>(fail("unreachable")) : t.unexpected();
-      if (t) {
+      if (t && t->oracle_is_torch) {
+        if (!bridge) {
+          auto b = interop::TorchBridge::start();
+          if (b) bridge.emplace(std::move(*b));
+          else rep = b.unexpected();
+        }
+        if (bridge) rep = lint_torch_task(*bridge, *t, opts);
+      } else if (t) {
         auto ref = cpu_reference_outputs(*t);
         rep = ref ? lint_outputs(*t, *ref, opts) : Result<LintReport>(ref.unexpected());
       }

@@ -1,0 +1,31 @@
+#include "lint/torch_lint.h"
+
+#include "interop/oracle.h"
+
+namespace kevo {
+
+Result<LintReport> lint_torch_task(interop::TorchBridge& bridge, const Task& task, const LintOptions& opts) {
+  auto oracle = interop::TorchOracle::create(bridge, task, task.torch_reference_path());
+  if (!oracle) return oracle.unexpected();
+  OutputsFn outputs = [&](const Config& c, const std::vector<HostTensor>& in)
+      -> Result<std::vector<std::vector<double>>> {
+    auto outs = oracle->outputs(c, in, "cpu");
+    if (!outs) return outs.unexpected();
+    std::vector<std::vector<double>> v;
+    for (const auto& t : *outs) {
+      v.emplace_back();
+      v.back().reserve(static_cast<size_t>(t.numel()));
+      for (int64_t i = 0; i < t.numel(); ++i) v.back().push_back(t.at(static_cast<size_t>(i)));
+    }
+    return v;
+  };
+  return lint_outputs(task, outputs, opts);
+}
+
+Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts) {
+  auto bridge = interop::TorchBridge::start();
+  if (!bridge) return bridge.unexpected();
+  return lint_torch_task(*bridge, task, opts);
+}
+
+}  // namespace kevo

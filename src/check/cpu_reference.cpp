@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "check/compare.h"
+#include "util/fs.h"
 
 namespace kevo {
 
@@ -28,6 +29,16 @@ void parallel_for_impl(int64_t n, void* ctx, void (*fn)(void*, int64_t)) {
   for (auto& t : pool) t.join();
 }
 }  // namespace
+
+Result<CpuReference> CpuReference::compile(const Task& task, const CompileOptions& opts) {
+  auto src = read_file(task.reference_path());
+  if (!src) return src.unexpected();
+  auto so = compile_host_shared(*src, "reference.cpp", opts);
+  if (!so) return so.unexpected();
+  if (!so->ok)
+    return fail("{}: the reference does not compile:\n{}", task.reference_path().string(), so->diagnostics);
+  return load(so->so_path);
+}
 
 Result<CpuReference> CpuReference::load(const std::filesystem::path& so) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

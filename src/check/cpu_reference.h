@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "compile/nvcc.h"
 #include "task/task.h"
 #include "task/tensor.h"
 
@@ -12,6 +13,8 @@ namespace kevo {
 class CpuReference {
  public:
   static Result<CpuReference> load(const std::filesystem::path& so);
+  // The task's reference.cpp compiled for the host (cached like any compile) and loaded.
+  static Result<CpuReference> compile(const Task& task, const CompileOptions& opts = {});
   CpuReference(CpuReference&& o) noexcept : handle_(o.handle_), fn_(o.fn_) { o.handle_ = nullptr; }
   ~CpuReference();
   // Outputs as double arrays, one per task output.

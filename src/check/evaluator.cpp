@@ -334,16 +334,12 @@ bool oracle_phase(EvalSession& s) {
                                  s.opts.torch_device, timeout, &err);
     if (!s.oracle) s.v.set(Outcome::InfraError, "torch", err.error().message);
   } else if (s.opts.baseline_mode || task.oracle_is_reference) {
-    auto rsrc = read_file(task.reference_path());
-    auto rso = rsrc ? compile_host_shared(*rsrc, "reference.cpp", s.compile_options) : Result<CompileResult>(rsrc.unexpected());
-    if (!rso || !rso->ok) {
-      s.v.set(Outcome::InfraError, "reference",
-              fmt::format("the task's reference does not compile: {}", rso ? rso->diagnostics : rso.error().message));
+    auto ref = CpuReference::compile(task, s.compile_options);
+    if (!ref) {
+      s.v.set(Outcome::InfraError, "reference", ref.error().message);
       return false;
     }
-    auto ref = CpuReference::load(rso->so_path);
-    if (!ref) s.v.set(Outcome::InfraError, "reference", ref.error().message);
-    else s.oracle = make_cpu_oracle(task, std::move(*ref));
+    s.oracle = make_cpu_oracle(task, std::move(*ref));
   } else if (!s.base_so) {
     s.v.set(Outcome::InfraError, "task", fmt::format("{} has no baseline.cu to serve as the oracle", task.dir.string()));
   } else {
@@ -438,7 +434,7 @@ void timing_phase(EvalSession& s) {
       return compare_on_device(s, outs, ipc);
     };
   if (s.opts.torch_time && !s.task.torch_reference.empty())
-    if (auto g = drawn_inputs(s.task, c, s.v.seed + 7777, false)) s.torch_set = *g;
+    if (auto g = drawn_inputs(s.task, c, s.v.seed + kTimingSeedOffset, false)) s.torch_set = *g;
   // The correctness buffers are not needed any more: a GB-sized task must fit its timing beside them.
   (void)s.cand->call({{"cmd", "release"}, {"prefixes", json::array({"cand/"})}}, 60s);
   if (ts.trusted != ts.cand) (void)ts.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "snap/"})}}, 60s);

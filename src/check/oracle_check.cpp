@@ -9,18 +9,14 @@
 
 #include "check/evaluator.h"
 #include "check/runner_replies.h"
-#include "compile/nvcc.h"
+#include "check/timing.h"
 #include "interop/torch_timing.h"
 #include "task/draw.h"
-#include "util/fs.h"
 #include "util/json_fields.h"
 
 namespace kevo {
 namespace {
 using Clock = std::chrono::steady_clock;
-
-// The evaluator's PyTorch phase times on the draw of seed + 7777 (its timing inputs' seed).
-constexpr uint64_t kTorchTimingSeedOffset = 7777;
 
 OracleConfigResult failed(const Config& c, OracleCheckReason why, std::string detail) {
   OracleConfigResult r;
@@ -296,12 +292,7 @@ std::vector<OracleConfigResult> check_configs_on_device(const Task& task, const 
 }
 
 Result<std::unique_ptr<Oracle>> make_reference_oracle(const Task& task) {
-  auto src = read_file(task.reference_path());
-  if (!src) return src.unexpected();
-  auto so = compile_host_shared(*src, "reference.cpp", CompileOptions{});
-  if (!so) return so.unexpected();
-  if (!so->ok) return fail("the task's reference does not compile: {}", so->diagnostics);
-  auto ref = CpuReference::load(so->so_path);
+  auto ref = CpuReference::compile(task);
   if (!ref) return ref.unexpected();
   return make_cpu_oracle(task, std::move(*ref));
 }
@@ -316,7 +307,7 @@ void time_pytorch(const Task& task, const OracleCheckOptions& opts, const std::s
   to.device = device;
   to.budget_s = opts.time_budget_s;
   to.extension = false;
-  uint64_t seed = rep.seed + kTorchTimingSeedOffset;
+  uint64_t seed = rep.seed + kTimingSeedOffset;  // the evaluator's PyTorch timing draw
   auto r = rep.device_plane ? time_torch_lent(task, seed, to) : interop::time_torch_main(task, seed, to);
   if (r) rep.pytorch = std::move(*r);
   else rep.pytorch_note = r.error().message.substr(0, r.error().message.find('\n'));

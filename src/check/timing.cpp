@@ -88,7 +88,7 @@ class TimingRun {
 
 bool TimingRun::prepare() {
   const Task& task = *s_.task;
-  auto ins = drawn_inputs(task, *s_.config, s_.seed + 7777, false);
+  auto ins = drawn_inputs(task, *s_.config, s_.seed + kTimingSeedOffset, false);
   auto outs = output_descs(task, *s_.config);
   if (!ins || !outs) {
     v_.set(Outcome::InfraError, "task", (!ins ? ins.error() : outs.error()).message);

@@ -21,6 +21,10 @@
 
 namespace kevo {
 
+// The timing inputs' draws start at the verdict's seed plus this (the correctness draws use the seed
+// itself): PyTorch's timing after the verdict, and `--oracle-check`'s, draw the same first set.
+constexpr uint64_t kTimingSeedOffset = 7777;
+
 // A session whose outside clock cannot yet tell an honest figure from a forged one (outside_clock.h:
 // Inconclusive) goes on past its budget, up to this many budgets; still undecided, the verdict is
 // infra_error [timing_noisy] (unless a definite failure, such as below_sol, comes first).

@@ -8,8 +8,6 @@
 #include "check/compare.h"
 #include "lint/backward_lint.h"
 #include "check/cpu_reference.h"
-#include "compile/nvcc.h"
-#include "util/fs.h"
 
 namespace kevo {
 
@@ -282,14 +280,7 @@ Result<LintFinding> lint_baseline(const Task& task, const OutputsFn& reference,
 }
 
 Result<OutputsFn> cpu_reference_outputs(const Task& task) {
-  auto src = read_file(task.reference_path());
-  if (!src) return src.unexpected();
-  auto so = compile_host_shared(*src, "reference.cpp", CompileOptions{});
-  if (!so) return so.unexpected();
-  if (!so->ok)
-    return fail("{}: the reference does not compile:\n{}", task.reference_path().string(),
-                so->diagnostics);
-  auto ref = CpuReference::load(so->so_path);
+  auto ref = CpuReference::compile(task);
   if (!ref) return ref.unexpected();
   auto shared = std::make_shared<CpuReference>(std::move(*ref));
   auto t = std::make_shared<Task>(task);

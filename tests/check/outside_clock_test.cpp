@@ -303,3 +303,56 @@ TEST(OutsideClock, RecordedH100BatchesMedianAllowanceIsNarrower) {
   add_median_check(c, shaved, around);
   EXPECT_GE(0.92 * events * outside_floor_factor(0.92 * events, c), 0.925 * events) << c.detail;
 }
+
+namespace {
+
+// One series of tests/check/data/outside_h100_tiny_kernels.txt ("NAME SERIES calls:wall/events ...").
+std::vector<BatchWall> recorded(const std::string& name, const std::string& series) {
+  std::FILE* f = std::fopen((std::string(KEVO_SOURCE_DIR) + "/tests/check/data/outside_h100_tiny_kernels.txt").c_str(), "r");
+  EXPECT_NE(f, nullptr);
+  if (!f) return {};
+  std::string text;
+  for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+  std::fclose(f);
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind(name + " " + series + " ", 0) == 0) return parse(l.substr(name.size() + series.size() + 2));
+  ADD_FAILURE() << name << " " << series << " not recorded";
+  return {};
+}
+
+}  // namespace
+
+// Honest calls of a few microseconds on an H100: the checker's clock reads them 2.9 us (one kernel)
+// and 7.3 us (two kernels) above their events, the launches' gaps, beyond the allowance. Not an
+// accusation (within kLaunchGapMs), but the figures are lifted to the least the clock allows; the
+// same batches with the events shaved by 20 us per call are forged.
+TEST(OutsideClock, RecordedTinyKernelsAreLiftedNotAccused) {
+  for (const char* name : {"scale_shift", "scale_shift_backward"}) {
+    const auto cand = recorded(name, "candidate"), around = recorded(name, "around");
+    ASSERT_GT(cand.size(), 50u) << name;
+    const double events = events_per_call(cand);
+    OutsideCheck c = check_outside(events, fit_slope(cand), fit_slope(around));
+    EXPECT_EQ(c.verdict, OutsideVerdict::Agree) << name << ": " << c.detail;
+    EXPECT_GT(c.outside_ms - events, c.allowed_ms) << name << ": " << c.detail;  // beyond the allowance
+    EXPECT_LT(c.outside_ms - events, kLaunchGapMs) << name << ": " << c.detail;
+    EXPECT_NE(c.detail.find("lifted"), std::string::npos) << c.detail;
+    add_median_check(c, cand, around);
+    const double f = outside_floor_factor(events, c);
+    EXPECT_GT(f, 1.1) << name << ": " << c.detail;
+    EXPECT_GE(events * f, c.outside_ms - c.allowed_ms - 1e-12) << name;
+    // Events reported at a fifth of their value: the one-kernel call's whole figure is within the
+    // launch gap, so it is lifted back to the same floor (it gains nothing beyond the allowance); the
+    // two-kernel call's 19 us shave is forged.
+    auto shaved = cand;
+    for (auto& b : shaved) b.events_ms *= 0.2;
+    const double low = events_per_call(shaved);
+    OutsideCheck s = check_outside(low, fit_slope(shaved), fit_slope(around));
+    if (std::string(name) == "scale_shift") {
+      ASSERT_EQ(s.verdict, OutsideVerdict::Agree) << s.detail;
+      EXPECT_GE(low * outside_floor_factor(low, s), c.outside_ms - c.allowed_ms - 0.0005) << s.detail;
+    } else {
+      EXPECT_EQ(s.verdict, OutsideVerdict::Forged) << s.detail;
+    }
+  }
+}

@@ -102,15 +102,17 @@ void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json
                               runs_where, dc.runs[o].describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
 }
 
-// One draw of one config on the device data plane; false when the checker itself failed.
-bool draw_on_device(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
+// One draw of one config on the device data plane, its reference outputs from `oracle`; false when
+// the checker itself failed.
+bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_index, uint64_t seed, bool wide,
+                    ConfigCheck& cc) {
   auto gins = drawn_inputs(s.task, c, seed, wide);
   auto odescs = output_descs(s.task, c);
   if (!gins || !odescs) {
     s.v.set(Outcome::InfraError, "task", (!gins ? gins.error() : odescs.error()).message);
     return false;
   }
-  if (auto st = s.timed("oracle", [&] { return s.oracle->device_outputs(c, *gins, *odescs); }); !st) {
+  if (auto st = s.timed("oracle", [&] { return oracle.device_outputs(c, *gins, *odescs); }); !st) {
     s.v.set(Outcome::InfraError, "oracle", st.error().message);
     return false;
   }
@@ -217,6 +219,10 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
   return true;
 }
 
+bool checked_here(const EvalSession& s, const Config& c) {
+  return !((s.opts.visible_only && c.held_out) || (s.opts.held_out_only && !c.held_out));
+}
+
 double input_elements(const Task& task, const Config& c) {
   double n = 0;
   for (const auto& t : task.inputs) {
@@ -228,7 +234,33 @@ double input_elements(const Task& task, const Config& c) {
   return n;
 }
 
+// What the host path holds for `c` at once: each input and output in its own type three times (the
+// draw, the arena, the copy back) and once in doubles (the CPU reference's).
+double host_bytes(const Task& task, const Config& c) {
+  double b = 0;
+  auto add = [&](const TensorSpec& t) {
+    double k = 1;
+    if (auto sh = task.shape_of(t, c))
+      for (auto x : *sh) k *= static_cast<double>(x);
+    b += k * (3.0 * static_cast<double>(dtype_size(t.dtype)) + 8.0);
+  };
+  for (const auto& t : task.inputs) add(t);
+  for (const auto& t : task.outputs) add(t);
+  return b;
+}
+
 }  // namespace
+
+bool over_host_budget(const EvalSession& s, const Config& c) {
+  return s.opts.baseline_mode && s.opts.device_data && !s.opts.compile_only && s.opts.host_budget_mib > 0 &&
+         !s.task.oracle_is_torch && host_bytes(s.task, c) > s.opts.host_budget_mib * 1024 * 1024;
+}
+
+bool any_over_host_budget(const EvalSession& s) {
+  for (const Config& c : s.task.configs)
+    if (checked_here(s, c) && over_host_budget(s, c)) return true;
+  return false;
+}
 
 Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_ipc) {
   auto dc = compare_dev(s, outs, outputs_ipc, nullptr, nullptr, true, false, false);
@@ -258,17 +290,27 @@ bool correctness_phase(EvalSession& s) {
   });
   for (const Config* cp : order) {
     const Config& c = *cp;
-    if ((s.opts.visible_only && c.held_out) || (s.opts.held_out_only && !c.held_out)) continue;
+    if (!checked_here(s, c)) continue;
     ConfigCheck cc;
     cc.config = c.name;
     cc.held_out = c.held_out;
+    // Over the host budget, the baseline's own check runs on the device, against itself.
+    Oracle* on_device = s.dev_data ? s.oracle.get() : s.consistency && over_host_budget(s, c) ? s.consistency.get() : nullptr;
+    if (on_device == s.consistency.get() && on_device) cc.against = CheckedAgainst::kConsistency;
+    std::optional<GpuLock> config_lock;
+    if (on_device && !lock) {
+      auto l = share_gpu(s);
+      if (!l) return false;
+      config_lock.emplace(std::move(*l));
+    }
     auto t_config = EvalSession::Clock::now();
     for (int k = 0; k <= s.opts.seeds && cc.ok; ++k) {
       bool wide = k == s.opts.seeds;  // the last draw comes from the wider distribution
       uint64_t seed = s.v.seed + 1000003ull * static_cast<uint64_t>(&c - s.task.configs.data()) + static_cast<uint64_t>(k);
-      bool ok = s.dev_data ? draw_on_device(s, c, k, seed, wide, cc) : draw_on_host(s, c, k, seed, wide, cc);
+      bool ok = on_device ? draw_on_device(s, *on_device, c, k, seed, wide, cc) : draw_on_host(s, c, k, seed, wide, cc);
       if (!ok) return false;
     }
+    config_lock.reset();
     cc.seconds = std::chrono::duration<double>(EvalSession::Clock::now() - t_config).count();
     s.v.configs.push_back(cc);
     if (!cc.ok) return false;

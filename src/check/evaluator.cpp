@@ -244,8 +244,10 @@ Result<CompileResult> compile_source(EvalSession& s, bool baseline) {
 
 // The oracle's own runner is needed when the oracle is the baseline's process or PyTorch on the
 // device; the timing of a baseline needs one too.
+// So does the baseline's own check of configs over the host budget (the baseline against itself).
 bool wants_trusted_runner(const EvalSession& s) {
-  return !s.opts.baseline_mode && (s.task.has_baseline() || (s.task.oracle_is_torch && s.opts.device_data));
+  if (s.opts.baseline_mode) return any_over_host_budget(s);
+  return s.task.has_baseline() || (s.task.oracle_is_torch && s.opts.device_data);
 }
 
 }  // namespace
@@ -340,6 +342,14 @@ bool oracle_phase(EvalSession& s) {
       return false;
     }
     s.oracle = make_cpu_oracle(task, std::move(*ref));
+    if (s.opts.baseline_mode && s.trusted) {  // configs over the host budget: the baseline against itself
+      auto l = s.trusted->call({{"cmd", "load"}, {"slot", "base"}, {"path", s.cand_so->so_path.string()}}, 60s);
+      if (!l || !l->value("ok", false)) {
+        s.v.set(Outcome::InfraError, "baseline", "cannot load the baseline in a second process");
+        return false;
+      }
+      s.consistency = make_baseline_oracle(task, *s.trusted, timeout);
+    }
   } else if (!s.base_so) {
     s.v.set(Outcome::InfraError, "task", fmt::format("{} has no baseline.cu to serve as the oracle", task.dir.string()));
   } else {
@@ -421,6 +431,10 @@ void timing_phase(EvalSession& s) {
   ts.has_baseline = s.base_so.has_value();
   ts.state_at_load = s.state_at_load;
   if (!s.opts.baseline_mode && !s.await_trusted()) return;
+  if (s.opts.baseline_mode && s.trusted) {  // the consistency check's second process: done, its memory freed
+    s.consistency.reset();
+    s.trusted.reset();
+  }
   ts.trusted = s.opts.baseline_mode ? s.cand.get() : s.trusted.get();
   ts.compare_ipc = s.opts.device_data;
   ts.seed = s.v.seed;

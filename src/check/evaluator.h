@@ -44,6 +44,12 @@ struct EvalOptions {
   // CUDA IPC). false: the host path (inputs drawn by the checker, outputs copied back and compared
   // on the CPU), for machines where CUDA IPC is unavailable.
   bool device_data = true;
+  // The baseline's own check (baseline_mode) runs the CPU reference only on configs whose host data
+  // (inputs and outputs, in their types and as the reference's doubles) fit in this many MiB; the
+  // bigger ones are checked on the device data plane against the baseline in a second process
+  // (ConfigCheck::against). A 2^29-element config would need ~20 GiB and ~45 s on the host.
+  // 0: no limit (every config against the reference, as with --host-data).
+  double host_budget_mib = 1024;
   std::filesystem::path cache_dir;  // default: kevo::cache_dir()
   // Which GPU the runners use: a CUDA_VISIBLE_DEVICES value ("1", or a uuid); empty: the
   // process's own environment decides (kevo evolve --gpus gives each evaluator its GPU).

@@ -37,6 +37,9 @@ struct EvalSession {
   CompileOptions compile_options;
   std::optional<CompileResult> cand_so, base_so;
   std::unique_ptr<Oracle> oracle;
+  // The baseline in the trusted runner, for the baseline's own check of configs over the host
+  // budget (EvalOptions::host_budget_mib); nullptr when none is.
+  std::unique_ptr<Oracle> consistency;
   bool dev_data = false;  // inputs drawn and outputs compared on the GPU (needs a device oracle)
   // The first timing input set's draw descriptors, for PyTorch's timing after the verdict.
   json torch_set;
@@ -68,6 +71,11 @@ struct EvalSession {
   Clock::time_point t_start_, t_phase_;
   std::optional<EvalPhase> phase_ = EvalPhase::kSetup;  // nullopt: the verdict is finished
 };
+
+// Whether the baseline's own check leaves `c` to the device data plane (EvalOptions::host_budget_mib).
+bool over_host_budget(const EvalSession& s, const Config& c);
+// Whether any config this evaluation checks is (then the baseline's check needs a second runner).
+bool any_over_host_budget(const EvalSession& s);
 
 // The candidate's outputs (their IPC handles) against the reference outputs the oracle left in the
 // trusted runner (base/out/<name>), element by element.

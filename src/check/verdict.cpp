@@ -16,6 +16,10 @@ const char* to_string(EvalPhase p) {
   return "?";
 }
 
+const char* to_string(CheckedAgainst a) {
+  return a == CheckedAgainst::kConsistency ? "consistency" : "oracle";
+}
+
 const char* outcome_name(Outcome o) {
   switch (o) {
     case Outcome::Pass: return "pass";
@@ -99,7 +103,7 @@ nlohmann::json Verdict::to_json() const {
                              {"line", f.line}, {"rule", f.rule}, {"message", f.message}});
   j["configs"] = nlohmann::json::array();
   for (const auto& c : configs)
-    j["configs"].push_back({{"config", c.config}, {"held_out", c.held_out}, {"ok", c.ok},
+    j["configs"].push_back({{"config", c.config}, {"against", to_string(c.against)}, {"held_out", c.held_out}, {"ok", c.ok},
                             {"draws", c.draws}, {"max_abs_err", c.max_abs_err},
                             {"max_rel_err", c.max_rel_err}, {"detail", c.detail}, {"seconds", c.seconds}});
   j["phases"] = nlohmann::json::object();
@@ -171,9 +175,13 @@ std::string Verdict::to_text() const {
                      f.severity == Finding::Severity::Unsafe ? "UNSAFE " : "warning", f.line,
                      f.message, f.rule);
   for (const auto& c : configs)
-    s += fmt::format("  correct   {:<12}{} {}  {} draws  max abs err {:.2g}  max rel err {:.2g}{}\n",
+    s += fmt::format("  correct   {:<12}{} {}  {} draws  max abs err {:.2g}  max rel err {:.2g}{}{}\n",
                      c.config, c.held_out ? " (held out)" : "", c.ok ? "ok  " : "FAIL", c.draws,
-                     c.max_abs_err, c.max_rel_err, c.ok ? "" : "\n            " + c.detail);
+                     c.max_abs_err, c.max_rel_err,
+                     c.against == CheckedAgainst::kConsistency
+                         ? "  (consistency only: over the host budget, the baseline against itself in a second process)"
+                         : "",
+                     c.ok ? "" : "\n            " + c.detail);
   if (timing) {
     const auto& t = *timing;
     s += fmt::format("  time      {}: candidate {:.4f} ms (median of {}, CV {:.1f}%, IQR {:.4f})\n",

@@ -34,6 +34,13 @@ struct Flag {
   std::string detail;
 };
 
+// What a config's outputs were checked against. The CPU reference of a config too big for the host
+// (EvalOptions::host_budget_mib) is not run: the baseline's own check (kevo eval --baseline, an
+// evolve run's first step) compares it there with itself in a second process on the same device
+// draw (written, finite, agreeing), its values against the reference on the smaller configs.
+enum class CheckedAgainst { kOracle, kConsistency };
+const char* to_string(CheckedAgainst a);
+
 struct ConfigCheck {
   std::string config;
   bool held_out = false;
@@ -42,6 +49,7 @@ struct ConfigCheck {
   double max_abs_err = 0, max_rel_err = 0;
   double seconds = 0;  // wall time of this config's checks (inputs, oracle, runs, comparison)
   std::string detail;  // the first failure, readable
+  CheckedAgainst against = CheckedAgainst::kOracle;
 };
 
 struct Timing {

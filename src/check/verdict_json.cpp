@@ -179,6 +179,8 @@ void lists_from(const json& j, Verdict& v) {
     ConfigCheck cc;
     cc.config = field_or(c, "config", std::string());
     cc.held_out = field_or(c, "held_out", false);
+    cc.against = field_or(c, "against", std::string("oracle")) == "consistency" ? CheckedAgainst::kConsistency
+                                                                               : CheckedAgainst::kOracle;
     cc.ok = field_or(c, "ok", true);
     cc.draws = field_or(c, "draws", 0);
     cc.max_abs_err = field_or(c, "max_abs_err", 0.0);

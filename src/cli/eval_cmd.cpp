@@ -14,6 +14,7 @@ namespace {
 struct Args {
   std::string task, candidate;
   bool baseline = false, compile_only = false, json = false, no_time = false, visible_only = false;
+  double host_budget_mib = 1024;
   bool sanitize = false, host_data = false, no_static_gate = false, held_out_only = false, no_torch_time = false;
   bool profile = false, oracle_check = false;
   int seeds = 3;
@@ -72,6 +73,11 @@ void register_eval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--held-out-only", a->held_out_only, "Check only the held-out configurations");
   cmd->add_flag("--host-data", a->host_data,
                 "Draw inputs and compare outputs on the CPU even when the oracle is the baseline (default: on the GPU)");
+  cmd->add_option("--host-budget-mib", a->host_budget_mib,
+                  "With --baseline: configs whose host data (inputs and outputs, and the CPU reference's doubles) "
+                  "exceed this many MiB are checked on the GPU against the baseline itself in a second process, not "
+                  "against the CPU reference (0: every config against the reference)")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("--sanitize", a->sanitize, "Also run compute-sanitizer (memcheck, racecheck, initcheck) on the smallest config");
   cmd->add_flag("--profile", a->profile,
                 "Also profile a passing candidate with Nsight Compute (ncu) on the main config, after its verdict");
@@ -116,6 +122,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.sanitize = a->sanitize;
     o.profile = a->profile;
     o.device_data = !a->host_data;
+    o.host_budget_mib = a->host_budget_mib;
     o.static_gate = !a->no_static_gate;
     o.seeds = a->seeds;
     if (cmd->count("--seed")) o.seed = a->seed;

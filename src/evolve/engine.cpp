@@ -137,6 +137,10 @@ json baseline_summary(const Verdict& v, bool fake) {
     j["sol_bound"] = v.timing->floor.bound ? v.timing->floor.bound : "";
   }
   if (v.profile) j["profile"] = v.profile->to_json();
+  // Which configs were checked against the reference and which only against the baseline itself
+  // (over the host budget): a reader of a reused record sees what "verified" meant.
+  j["configs"] = json::object();
+  for (const auto& c : v.configs) j["configs"][c.config] = to_string(c.against);
   return j;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "check/evaluator.h"
 #include "support/noisy_host.h"
@@ -271,4 +272,74 @@ TEST(FakeRunnerDevice, CeilingsComeFromTheGpuEvaluatedOn) {
   auto wrong = device_ceilings(true, "fake-uuid-1", "");
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.error().message.find("reports GPU fake-uuid"), std::string::npos) << wrong.error().message;
+}
+
+namespace {
+
+// scale2 with its baseline marked with a fake runner behaviour (the baseline's own check).
+fs::path scale2_marked(const std::string& behaviour) {
+  fs::path dir = scratch() / ("scale2-" + behaviour);
+  fs::create_directories(dir);
+  for (const char* f : {"task.toml", "reference.cpp", "baseline.cu"})
+    fs::copy_file(kDir / "scale2" / f, dir / f, fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "baseline.cu", std::ios::app)
+      << "\n__attribute__((used)) static const char kevo_fake[] = \"fake-runner: " << behaviour << "\";\n";
+  return dir;
+}
+
+EvalOptions baseline_check(double host_budget_mib) {
+  EvalOptions o;
+  o.baseline_mode = true;
+  o.seeds = 1;
+  o.seed = 3;
+  o.time_budget_s = 0.2;
+  o.call_timeout = std::chrono::milliseconds(3000);
+  o.host_budget_mib = host_budget_mib;
+  return o;
+}
+
+}  // namespace
+
+// The baseline's own check: configs whose host data exceed the budget are not run through the CPU
+// reference but on the device data plane, the baseline against itself in a second process (the
+// verdict says which config was checked how); the smaller ones against the reference as before.
+TEST(FakeRunnerBaselineCheck, ConfigsOverTheHostBudgetAreCheckedOnTheDevice) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  use_fake_runner();
+  auto task = load_task(scale2_marked("pass"));
+  ASSERT_TRUE(task) << task.error().message;
+  // main (4096 values) is ~160 KiB on the host, ragged (1001) ~39 KiB: a 0.1 MiB budget splits them.
+  Verdict v = evaluate(*task, baseline_check(0.1));
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  std::map<std::string, CheckedAgainst> against;
+  for (const auto& c : v.configs) against[c.config] = c.against;
+  EXPECT_EQ(against["main"], CheckedAgainst::kConsistency) << v.to_text();
+  for (const char* c : {"ragged", "tiny", "held"}) EXPECT_EQ(against[c], CheckedAgainst::kOracle) << c;
+  EXPECT_TRUE(v.work.count("inputs")) << v.to_text();  // the host path ran for the small ones
+  EXPECT_NE(v.to_text().find("consistency only"), std::string::npos) << v.to_text();
+  EXPECT_EQ(v.to_json()["configs"][0]["against"].get<std::string>().empty(), false);
+  // No budget: every config against the reference (the old way).
+  Verdict all = evaluate(*task, baseline_check(0));
+  if (too_noisy(all)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_EQ(all.outcome, Outcome::Pass) << all.to_text();
+  for (const auto& c : all.configs) EXPECT_EQ(c.against, CheckedAgainst::kOracle) << c.config;
+}
+
+// What the consistency check still catches in a baseline over the budget: outputs it leaves
+// unwritten (the second process's run, with the other poison, disagrees there: a mismatch), runs
+// that disagree. (A baseline wrong the same way twice passes there: its values are checked against
+// the reference on the configs within the budget.)
+TEST(FakeRunnerBaselineCheck, ConsistencyCatchesUnwrittenAndNondeterministicBaselines) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  use_fake_runner();
+  for (const auto& [behaviour, reason] : {std::pair{"partial", "mismatch"}, std::pair{"nondet", "mismatch"}}) {
+    auto task = load_task(scale2_marked(behaviour));
+    ASSERT_TRUE(task) << task.error().message;
+    Verdict v = evaluate(*task, baseline_check(1e-6));  // every config over the budget
+    EXPECT_EQ(v.outcome, Outcome::Incorrect) << behaviour << "\n" << v.to_text();
+    EXPECT_NE(v.reason.find(reason), std::string::npos) << behaviour << "\n" << v.to_text();
+    ASSERT_FALSE(v.configs.empty());
+    EXPECT_EQ(v.configs.back().against, CheckedAgainst::kConsistency) << v.to_text();
+  }
 }

@@ -27,7 +27,7 @@ Verdict full_verdict() {
   v.compile = c;
   v.findings.push_back({Finding::Severity::Warning, 7, "printf", "prints"});
   v.configs.push_back({"main", false, true, 6, 1e-6, 2e-5, 0.25, ""});
-  v.configs.push_back({"held", true, false, 6, 0.5, 0.1, 0.2, "mismatch at [3]"});
+  v.configs.push_back({"held", true, false, 6, 0.5, 0.1, 0.2, "mismatch at [3]", CheckedAgainst::kConsistency});
   Timing t;
   t.config = "main";
   t.candidate.n = 36, t.candidate.median = 1.25, t.candidate.median_lo = 1.24, t.candidate.median_hi = 1.26;

@@ -11,6 +11,7 @@
 #include "check/session.h"
 #include "check/timing.h"
 #include "interop/torch_timing.h"
+#include "run/warm_runners.h"
 #include "util/gpu_lock.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -140,6 +141,12 @@ RunnerOptions runner_options(const EvalOptions& o) {
 }
 
 std::future<EvalSession::Started> EvalSession::start_runner(const EvalOptions& o) {
+  if (o.warm_runners)
+    if (auto w = WarmRunners::take(runner_options(o))) {
+      std::promise<Started> p;
+      p.set_value(std::move(*w));
+      return p.get_future();
+    }
   auto r = RunnerClient::start(runner_options(o));
   if (!r) {
     std::promise<Started> p;
@@ -155,7 +162,7 @@ std::future<EvalSession::Started> EvalSession::start_runner(const EvalOptions& o
 
 bool EvalSession::await_cand() {
   if (cand || !cand_start.valid()) return true;
-  auto r = cand_start.get();
+  auto r = timed("runner_wait", [&] { return cand_start.get(); });
   if (!r) {
     v.set(Outcome::InfraError, "runner", r.error().message);
     return false;
@@ -176,7 +183,7 @@ bool EvalSession::await_cand() {
 
 bool EvalSession::await_trusted() {
   if (trusted) return true;
-  auto r = (trusted_start.valid() ? std::move(trusted_start) : start_runner(opts)).get();
+  auto r = timed("runner_wait", [&] { return (trusted_start.valid() ? std::move(trusted_start) : start_runner(opts)).get(); });
   if (!r) {
     v.set(Outcome::InfraError, "runner", r.error().message);
     return false;

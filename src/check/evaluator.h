@@ -54,6 +54,9 @@ struct EvalOptions {
   // Which GPU the runners use: a CUDA_VISIBLE_DEVICES value ("1", or a uuid); empty: the
   // process's own environment decides (kevo evolve --gpus gives each evaluator its GPU).
   std::string gpu;
+  // Take runners started ahead (run/warm_runners.h) where one is ready: the evaluation skips their
+  // start. Each is still fresh and used by this evaluation alone.
+  bool warm_runners = false;
 };
 
 // The runner options that put a runner on opts.gpu.

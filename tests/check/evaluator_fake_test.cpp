@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "check/evaluator.h"
+#include "run/warm_runners.h"
 #include "support/noisy_host.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -342,4 +344,28 @@ TEST(FakeRunnerBaselineCheck, ConsistencyCatchesUnwrittenAndNondeterministicBase
     ASSERT_FALSE(v.configs.empty());
     EXPECT_EQ(v.configs.back().against, CheckedAgainst::kConsistency) << v.to_text();
   }
+}
+
+// Runners started ahead: after a first evaluation asked for them, the next takes both of its
+// runners ready (none waited for), each fresh; the verdict is the same.
+TEST(FakeRunnerLatency, WarmRunnersAreTakenReadyByTheNextEvaluation) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  use_fake_runner();
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task);
+  EvalOptions o = scale2_baseline_once();
+  o.warm_runners = true;
+  WarmRunners::set_spares(2);
+  Verdict first = evaluate(*task, o);
+  if (too_noisy(first)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_EQ(first.outcome, Outcome::Pass) << first.to_text();
+  const int taken = WarmRunners::taken();
+  for (int i = 0; i < 200 && WarmRunners::started() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GE(WarmRunners::started(), 2);
+  Verdict second = evaluate(*task, o);
+  WarmRunners::set_spares(0);
+  if (too_noisy(second)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(second.outcome, Outcome::Pass) << second.to_text();
+  EXPECT_EQ(WarmRunners::taken() - taken, 2);  // the candidate's runner and the oracle's
+  EXPECT_LT(second.work["runner_wait"], 0.05) << second.to_text();
 }

@@ -1,0 +1,116 @@
+#include "run/warm_runners.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace kevo {
+namespace {
+using namespace std::chrono_literals;
+
+// Never empty (short_kind's "none"): the default runner on the default GPU is "runner:".
+std::string key_of(const RunnerOptions& o) {
+  std::string k = "runner:" + o.runner.string();
+  for (const auto& [name, value] : o.env) k += "\n" + name + "=" + value;
+  return k;
+}
+
+// One per process, never destroyed: its thread forks the spares, and a runner dies with the thread
+// that forked it (PR_SET_PDEATHSIG), so the thread lives as long as the process.
+class Warm {
+ public:
+  static Warm& get() {
+    static Warm* w = new Warm();
+    return *w;
+  }
+
+  void set_spares(int n) {
+    std::deque<WarmRunners::Ready> drop;
+    {
+      std::lock_guard l(mu_);
+      spares_ = std::max(0, n);
+      for (auto& [k, q] : ready_)
+        while (static_cast<int>(q.size()) > spares_) drop.push_back(std::move(q.back())), q.pop_back();
+      if (spares_ > 0 && !thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    }
+    cv_.notify_all();
+  }
+
+  std::optional<WarmRunners::Ready> take(const RunnerOptions& o) {
+    if (!o.launcher.empty()) return std::nullopt;
+    const std::string k = key_of(o);
+    std::optional<WarmRunners::Ready> r;
+    {
+      std::lock_guard l(mu_);
+      if (spares_ == 0) return std::nullopt;
+      if (!kinds_.count(k)) kinds_.emplace(k, o);
+      auto& q = ready_[k];
+      if (!q.empty()) r = std::move(q.front()), q.pop_front();
+    }
+    cv_.notify_all();
+    // Alive and answering now, not only when it was started (an idle runner can have died).
+    if (r && !r->first->call({{"cmd", "hello"}}, 10s)) r.reset();
+    if (r) ++taken_;
+    return r;
+  }
+
+  int started() const { return started_; }
+  int taken() const { return taken_; }
+
+ private:
+  // Starts one runner at a time for the first kind below its count; sleeps when all are full.
+  void loop() {
+    for (;;) {
+      RunnerOptions o;
+      std::string k;
+      {
+        std::unique_lock l(mu_);
+        cv_.wait(l, [&] { return !(k = short_kind()).empty(); });
+        o = kinds_.at(k);
+      }
+      auto c = RunnerClient::start(o);
+      Result<json> h = c ? (*c)->call({{"cmd", "hello"}}, o.start_timeout) : Result<json>(c.unexpected());
+      if (!h || !h->value("ok", false)) {
+        // No GPU or no runner: nothing to warm; evaluations start their own and say why.
+        spdlog::debug("a runner started ahead failed: {}", h ? h->dump() : h.error().message);
+        std::unique_lock l(mu_);
+        kinds_.erase(k);
+        continue;
+      }
+      ++started_;
+      std::lock_guard l(mu_);
+      ready_[k].emplace_back(std::move(*c), *h);
+    }
+  }
+
+  std::string short_kind() const {
+    for (const auto& [k, o] : kinds_) {
+      auto it = ready_.find(k);
+      if (static_cast<int>(it == ready_.end() ? 0 : it->second.size()) < spares_) return k;
+    }
+    return {};
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int spares_ = 0;
+  std::map<std::string, RunnerOptions> kinds_;
+  std::map<std::string, std::deque<WarmRunners::Ready>> ready_;
+  std::thread thread_;
+  std::atomic<int> started_{0}, taken_{0};
+};
+
+}  // namespace
+
+void WarmRunners::set_spares(int per_kind) { Warm::get().set_spares(per_kind); }
+std::optional<WarmRunners::Ready> WarmRunners::take(const RunnerOptions& opts) { return Warm::get().take(opts); }
+int WarmRunners::started() { return Warm::get().started(); }
+int WarmRunners::taken() { return Warm::get().taken(); }
+
+}  // namespace kevo

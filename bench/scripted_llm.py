@@ -21,8 +21,8 @@ baseline's `// kevo: tune` variants (and the baseline) in turn, each with a cons
 do not). `--latency-s S` holds every answer back S seconds, as a remote model would; requests are
 answered concurrently (a thread each), so N requests in flight take S seconds, not N x S.
 
-Usage: scripted_llm.py [--port N] [--root REPO] [--latency-s S] [--distinct]; prints "PORT N"
-once listening. Stdlib only.
+Usage: scripted_llm.py [--port N] [--root REPO] [--latency-s S] [--distinct [--first-answer K]];
+prints "PORT N" once listening. Stdlib only.
 """
 import argparse
 import http.server
@@ -92,9 +92,10 @@ def tune_variants(src):
 
 
 class Script:
-    def __init__(self, root, distinct=False):
+    def __init__(self, root, distinct=False, first_answer=0):
         self.root = pathlib.Path(root)
         self.distinct = distinct
+        self.first_answer = first_answer
         self.count = {}
         self.lock = threading.Lock()
 
@@ -110,7 +111,7 @@ class Script:
         good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(bundled, [])]
         variants = tune_variants(base)
         if self.distinct:
-            return self.distinct_answer(n, base, good, variants)
+            return self.distinct_answer(n, self.first_answer + n, base, good, variants)
         # A fixed rotation first, then the baseline's tuning variants in turn.
         rot = []
         if task in IMPORTED:
@@ -132,15 +133,15 @@ class Script:
         return f"again_{n}", "the same idea, restated", src + f"\nconstexpr int kScriptedAnswer = {n};\n"
 
     @staticmethod
-    def distinct_answer(n, base, good, variants):
-        """The n-th correct kernel, unlike every earlier one (its own constant)."""
+    def distinct_answer(n, number, base, good, variants):
+        """The n-th correct kernel, unlike every earlier one (its own constant, `number`)."""
         pool = [("good", "a known faster kernel", g) for g in good]
         for assign, text in variants:
             label = " ".join(f"{a}={b}" for a, b in assign.items())
             pool.append(("tuned", f"launch shape {label}", text))
         pool.append(("baseline", "the baseline as it is", base))
         name, thought, src = pool[n % len(pool)]
-        return f"{name}_{n}", thought, src + f"\nconstexpr int kDistinctAnswer = {n};\n"
+        return f"{name}_{number}", thought, src + f"\nconstexpr int kDistinctAnswer = {number};\n"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -192,8 +193,11 @@ def main():
     ap.add_argument("--root", default=".")
     ap.add_argument("--latency-s", type=float, default=0.0, help="seconds before each answer")
     ap.add_argument("--distinct", action="store_true", help="every answer a correct kernel of its own")
+    ap.add_argument("--first-answer", type=int, default=0,
+                    help="--distinct: number answers from here (servers of several runs sharing a compile "
+                         "cache give each a range of its own, so no answer is a cache hit)")
     a = ap.parse_args()
-    Handler.script = Script(a.root, a.distinct)
+    Handler.script = Script(a.root, a.distinct, a.first_answer)
     Handler.latency_s = a.latency_s
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True  # a request still sleeping does not hold the server's exit

@@ -44,7 +44,8 @@ std::unique_ptr<GpuUtilSampler> gpu_util_of(const PoolArgs& a, bool fake_gpu, co
   auto gpus = evolve::parse_gpus(a.gpus);
   auto s = nvml_sampler(gpus ? *gpus : std::vector<std::string>{});
   if (!s->available())
-    std::fprintf(stderr, "%s: GPU utilization (NVML) is not known, shown as n/a: %s\n", prog, s->status().message.c_str());
+    std::fprintf(stderr, "%s: GPU utilization (NVML) is not known, shown as n/a: %s\n", prog,
+                 s->status().message.c_str());
   return s;
 }
 

@@ -34,7 +34,8 @@ struct Progress {
   std::string detail;
   double eta_s = -1;  // the search's time left at its pace so far (-1: not known yet)
   // "run 3  12/45 done  valid 58%  best 1.84x  tokens 210k  $0.42  evaluators busy 71%  GPU util 19% (NVML)
-  //  2 in flight  3m10s  ETA 4m05s" ("GPU util n/a" when not known); in the other phases "run 3  baseline: checking against its reference  0m12s".
+  //  2 in flight  3m10s  ETA 4m05s" ("GPU util n/a" when not known); in the other phases
+  //  "run 3  baseline: checking against its reference  0m12s".
   std::string status_line() const;
 };
 

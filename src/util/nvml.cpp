@@ -71,7 +71,8 @@ bool bind(void* lib, const char* name, F& out) {
 
 // The devices of `gpus`, with NVML initialised; an error leaves it shut down.
 NvmlOpened open_devices(void* lib, const NvmlApi& api, const std::vector<std::string>& gpus) {
-  if (nvmlReturn_t r = api.init(); r != kNvmlSuccess) return {nullptr, {GpuUtilCode::kInitFailed, "nvmlInit_v2: " + api.why(r)}};
+  if (nvmlReturn_t r = api.init(); r != kNvmlSuccess)
+    return {nullptr, {GpuUtilCode::kInitFailed, "nvmlInit_v2: " + api.why(r)}};
   const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
   std::vector<nvmlDevice_t> devices;
   for (const auto& g : gpus) {
@@ -119,13 +120,17 @@ NvmlOpened open_nvml(const std::vector<std::string>& gpus, const std::string& li
     return {nullptr, {GpuUtilCode::kLibraryMissing, fmt::format("cannot load {}: {}", library, e ? e : "?")}};
   }
   NvmlApi api;
-  const char* missing = !bind(lib, "nvmlInit_v2", api.init)                                 ? "nvmlInit_v2"
-                        : !bind(lib, "nvmlShutdown", api.shutdown)                           ? "nvmlShutdown"
-                        : !bind(lib, "nvmlDeviceGetHandleByIndex_v2", api.by_index)          ? "nvmlDeviceGetHandleByIndex_v2"
-                        : !bind(lib, "nvmlDeviceGetHandleByUUID", api.by_uuid)               ? "nvmlDeviceGetHandleByUUID"
-                        : !bind(lib, "nvmlDeviceGetUtilizationRates", api.utilization)       ? "nvmlDeviceGetUtilizationRates"
-                        : !bind(lib, "nvmlErrorString", api.error_string)                    ? "nvmlErrorString"
-                                                                                              : nullptr;
+  // The first function the library lacks, if any.
+  const char* missing = nullptr;
+  auto need = [&](const char* name, auto& fn) {
+    if (!missing && !bind(lib, name, fn)) missing = name;
+  };
+  need("nvmlInit_v2", api.init);
+  need("nvmlShutdown", api.shutdown);
+  need("nvmlDeviceGetHandleByIndex_v2", api.by_index);
+  need("nvmlDeviceGetHandleByUUID", api.by_uuid);
+  need("nvmlDeviceGetUtilizationRates", api.utilization);
+  need("nvmlErrorString", api.error_string);
   if (missing) {
     dlclose(lib);
     return {nullptr, {GpuUtilCode::kSymbolMissing, fmt::format("{} has no {}", library, missing)}};

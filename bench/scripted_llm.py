@@ -14,7 +14,15 @@ task gets a fixed rotation of answers, by the n-th request naming that task ("Ta
   - then the baseline with its `// kevo: tune` constants set to each other combination in turn
     (or the good kernel again with a distinct tag when there are none)
 
-Usage: scripted_llm.py [--port N] [--root REPO]; prints "PORT N" once listening. Stdlib only.
+With `--distinct` (bench/throughput.sh) every answer is instead a correct kernel no earlier answer
+for the task repeats, so each is compiled, checked and timed: the known faster kernels and the
+baseline's `// kevo: tune` variants (and the baseline) in turn, each with a constant of its own
+(`constexpr int kDistinctAnswer = N;`), which survives kevo's fingerprint (comments and whitespace
+do not). `--latency-s S` holds every answer back S seconds, as a remote model would; requests are
+answered concurrently (a thread each), so N requests in flight take S seconds, not N x S.
+
+Usage: scripted_llm.py [--port N] [--root REPO] [--latency-s S] [--distinct [--first-answer K]];
+prints "PORT N" once listening. Stdlib only.
 """
 import argparse
 import http.server
@@ -24,6 +32,7 @@ import pathlib
 import re
 import sys
 import threading
+import time
 
 GOOD = {  # task -> kernels in tests/gpu/kernels/good known to be faster than the baseline
     "gelu": ["gelu_float4.cu"],
@@ -83,8 +92,10 @@ def tune_variants(src):
 
 
 class Script:
-    def __init__(self, root):
+    def __init__(self, root, distinct=False, first_answer=0):
         self.root = pathlib.Path(root)
+        self.distinct = distinct
+        self.first_answer = first_answer
         self.count = {}
         self.lock = threading.Lock()
 
@@ -99,6 +110,8 @@ class Script:
         base = base_file.read_text() if base_file.exists() else NOOP
         good = [(self.root / "tests/gpu/kernels/good" / g).read_text() for g in GOOD.get(bundled, [])]
         variants = tune_variants(base)
+        if self.distinct:
+            return self.distinct_answer(n, self.first_answer + n, base, good, variants)
         # A fixed rotation first, then the baseline's tuning variants in turn.
         rot = []
         if task in IMPORTED:
@@ -119,9 +132,21 @@ class Script:
         src = good[0] if good else base
         return f"again_{n}", "the same idea, restated", src + f"\nconstexpr int kScriptedAnswer = {n};\n"
 
+    @staticmethod
+    def distinct_answer(n, number, base, good, variants):
+        """The n-th correct kernel, unlike every earlier one (its own constant, `number`)."""
+        pool = [("good", "a known faster kernel", g) for g in good]
+        for assign, text in variants:
+            label = " ".join(f"{a}={b}" for a, b in assign.items())
+            pool.append(("tuned", f"launch shape {label}", text))
+        pool.append(("baseline", "the baseline as it is", base))
+        name, thought, src = pool[n % len(pool)]
+        return f"{name}_{number}", thought, src + f"\nconstexpr int kDistinctAnswer = {number};\n"
+
 
 class Handler(http.server.BaseHTTPRequestHandler):
     script = None
+    latency_s = 0.0
 
     def log_message(self, *args):
         pass
@@ -141,6 +166,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         name, thought, code = self.script.answer(prompt)
+        if self.latency_s > 0:
+            time.sleep(self.latency_s)  # this request's thread only: others are answered meanwhile
         text = f"NAME: {name}\nTHOUGHT: {thought}\n\n```cuda\n{code}```\n"
         self._json(200, {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
@@ -164,9 +191,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--root", default=".")
+    ap.add_argument("--latency-s", type=float, default=0.0, help="seconds before each answer")
+    ap.add_argument("--distinct", action="store_true", help="every answer a correct kernel of its own")
+    ap.add_argument("--first-answer", type=int, default=0,
+                    help="--distinct: number answers from here (servers of several runs sharing a compile "
+                         "cache give each a range of its own, so no answer is a cache hit)")
     a = ap.parse_args()
-    Handler.script = Script(a.root)
+    Handler.script = Script(a.root, a.distinct, a.first_answer)
+    Handler.latency_s = a.latency_s
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    srv.daemon_threads = True  # a request still sleeping does not hold the server's exit
     print(f"PORT {srv.server_address[1]}", flush=True)
     srv.serve_forever()
 

@@ -31,6 +31,11 @@
 #              (KEVO_PROFILE_TASKS picks others); ncu's raw CSV reports are kept in $OUT/ncu/ to
 #              replace the constructed fixtures in tests/check/data/; then a scripted gelu run with
 #              profiles, prompts with and without the feedback (prompt length per proposal)
+#   throughput bench/throughput.sh: `kevo evolve softmax` against a loopback model that answers
+#              distinct correct kernels after 2 s and 10 s, with 4 and 16 proposals in flight:
+#              candidates/min, the evaluators' occupancy and NVML's GPU utilization over the search
+#              (targets on an H100: >= 150 candidates/min at 2 s with 16 in flight, NVML >= 50%;
+#              ~6-8 min; LATENCIES, IN_FLIGHT, CANDIDATES narrow it to fit a call)
 # KEVO_E2E_FILTER picks e2e tests (gtest filter, e.g. EvolveE2E.Gelu).
 # KEVO_TASKS (space-separated) limits the probe and baselines phases to those tasks; the backward
 # tasks and their new forward: KEVO_TASKS="linear $(grep -v "^#" suites/backward.txt)"
@@ -47,7 +52,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export KEVO_HOME=$(pwd) KEVO_BUILD=$B KEVO_CACHE_DIR=${KEVO_CACHE_DIR:-/tmp/kevo-cache}
 export KEVO_RUNNER=$B/bin/kevo-runner  # test binaries live in tests/*/, not beside the runner
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # see scripts/pack-for-gpu.sh
-PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop kboracle pair backward profile}
+PHASES=${KEVO_PHASES:-devdata probe baselines kernels e2e scaleout bench suite torchoracle interop kboracle pair backward profile throughput}
 K="$B/bin/kevo"
 rc=0
 stamp() { echo "== $(date +%T) $*" | tee -a "$OUT/phases.txt"; }
@@ -185,6 +190,11 @@ if has profile; then
       > "$OUT/profile-e2e.txt" 2>&1 || rc=1
     grep -hE "^E2E_PROFILE|^\[  (FAILED|PASSED|SKIPPED) |not profiled" "$OUT/profile-e2e.txt"
   fi
+fi
+if has throughput; then
+  stamp throughput
+  bench/throughput.sh "$B" "$OUT/throughput" > "$OUT/throughput.txt" 2>&1 || rc=1
+  grep -E "^THROUGHPUT|^throughput:" "$OUT/throughput.txt"
 fi
 stamp "done rc=$rc"
 exit $rc

@@ -128,6 +128,7 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
     }
     evolve::Engine engine(*task, *s.evaluator, db, s.llm, s.ensemble, *s.cancel);
     engine.set_pool(pool.get());
+    engine.set_gpu_util(s.gpu_util);
     if (s.progress) engine.set_progress([&](const evolve::Progress& p) { s.progress(it.task, p); });
     Result<evolve::RunOutcome> r = fail("not run");
     if (it.action == Action::kResume) {
@@ -144,9 +145,10 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
       log(fmt::format("{}: error: {}", head, r.error().message));
       continue;
     }
-    log(fmt::format("{}: run {} {} ({}), {} candidates, {} valid, best {:.3f}x{}", head, r->run_id,
-                    store::to_string(r->status), r->stop_reason, r->candidates, r->valid, r->best_speedup,
-                    r->winner ? fmt::format(", verified winner {:.3f}x", r->winner_speedup) : ", no verified winner"));
+    log(fmt::format("{}: run {} {} ({}), {} candidates, {} valid, best {:.3f}x{}, evaluators busy {}, GPU util {}", head,
+                    r->run_id, store::to_string(r->status), r->stop_reason, r->candidates, r->valid, r->best_speedup,
+                    r->winner ? fmt::format(", verified winner {:.3f}x", r->winner_speedup) : ", no verified winner",
+                    percent_or_na(r->gpu_busy), evolve::gpu_util_text(r->gpu_util_nvml)));
     if (r->status == store::RunStatus::kInterrupted) {
       out.interrupted = true;
       break;

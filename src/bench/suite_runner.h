@@ -51,6 +51,9 @@ struct BenchSetup {
   // Where a task's evaluations run (several at once, or through the run database's queue); null,
   // or a null pool: `evaluator`, one at a time.
   std::function<Result<std::unique_ptr<evolve::EvalPool>>(const Task&)> pool_for;
+  // NVML's utilization of the GPUs that evaluate (util/nvml.h), one sampler over the whole bench:
+  // each run reads its own window. Null: not known.
+  const GpuUtilSampler* gpu_util = nullptr;
 };
 
 struct BenchOutcome {

@@ -131,6 +131,8 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     auto g = evolve::parse_gpus(a.pool.gpus);
     if (!g) return bench_fail(g.error().message);
   }
+  auto gpu_util = gpu_util_of(a.pool, a.fake_gpu, "kevo bench");
+  setup.gpu_util = gpu_util.get();
   setup.pool_for = [&a, cmd, &db, dbpath](const Task& t) {
     return pool_of(a.pool, a.fake_gpu, cmd, **db, t, dbpath, "kevo bench");
   };

@@ -256,11 +256,14 @@ std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const ch
 int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveArgs& a, const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
               store::to_string(out.status), out.stop_reason.c_str());
-  std::printf("candidates %d (valid %d)  evaluators busy %.0f%%  %.1f candidates/min\n", out.candidates, out.valid,
-              out.gpu_busy * 100, out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
-  std::printf("time %.1f s: baseline %.1f s%s, search %.1f s (%.1f candidates/min), held-out verification %.1f s\n",
+  std::printf("candidates %d (valid %d)  evaluators busy %s  GPU util %s  %.1f candidates/min\n", out.candidates,
+              out.valid, percent_or_na(out.gpu_busy).c_str(), evolve::gpu_util_text(out.gpu_util_nvml).c_str(),
+              out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
+  std::printf("time %.1f s: baseline %.1f s%s, search %.1f s (%d candidates, %.1f candidates/min, evaluators busy %s, "
+              "GPU util %s), held-out verification %.1f s\n",
               out.wall_s, out.baseline_s, out.baseline_reused ? " (verified in an earlier run: reused)" : "", out.search_s,
-              out.search_s > 0 ? out.candidates * 60.0 / out.search_s : 0.0, out.verify_s);
+              out.search_candidates, out.search_s > 0 ? out.search_candidates * 60.0 / out.search_s : 0.0,
+              percent_or_na(out.search_gpu_busy).c_str(), evolve::gpu_util_text(out.search_gpu_util_nvml).c_str(), out.verify_s);
   if (ens && ens->size() > 1) std::printf("%s", ens->summary().c_str());
   if (!out.note.empty()) std::printf("%s\n", out.note.c_str());
   if (out.fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
@@ -334,9 +337,11 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
     std::signal(SIGINT, previous);
     return evolve_fail(pool.error().message);
   }
+  auto gpu_util = gpu_util_of(a.pool, a.fake_gpu, "kevo evolve");
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_pool(pool->get());
   engine.set_verifier(models->verifier.get());
+  engine.set_gpu_util(gpu_util.get());
   StatusPrinter printer(a.quiet);
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (*events) engine.set_events(events->get());

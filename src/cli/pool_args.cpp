@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "evolve/marker_evaluator.h"
+#include "util/nvml.h"
 
 namespace kevo::cli {
 
@@ -36,6 +37,16 @@ Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_g
                        "with %zu GPU(s); add workers with: kevo worker --db %s\n",
                prog, qo.slots, gpus->size(), db.where().c_str());
   return evolve::make_queue_pool(db, task, qo, std::move(evs), std::move(*gpus));
+}
+
+std::unique_ptr<GpuUtilSampler> gpu_util_of(const PoolArgs& a, bool fake_gpu, const char* prog) {
+  if (fake_gpu) return std::make_unique<GpuUtilSampler>(GpuUtilStatus{GpuUtilCode::kNoGpus, "a fake evaluator"});
+  auto gpus = evolve::parse_gpus(a.gpus);
+  auto s = nvml_sampler(gpus ? *gpus : std::vector<std::string>{});
+  if (!s->available())
+    std::fprintf(stderr, "%s: GPU utilization (NVML) is not known, shown as n/a: %s\n", prog,
+                 s->status().message.c_str());
+  return s;
 }
 
 }  // namespace kevo::cli

@@ -10,6 +10,7 @@
 #include "evolve/eval_pool.h"
 #include "store/run_db.h"
 #include "task/task.h"
+#include "util/gpu_util_sampler.h"
 
 namespace kevo::cli {
 
@@ -26,5 +27,10 @@ void add_pool_options(CLI::App* cmd, PoolArgs& a);
 // the engine's own evaluator, one at a time (one GPU on the default device).
 Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_gpu, CLI::App* cmd, store::RunDb& db,
                                                   const Task& task, const std::string& where, const char* prog);
+
+// NVML's utilization of the GPUs this host evaluates on (`--gpus`; none with --fake-gpu or
+// `--gpus none`, whose figure is then not known), sampled until the sampler is destroyed. When it
+// is not known, `prog` says why once on stderr (not for --fake-gpu, which has no GPU to measure).
+std::unique_ptr<GpuUtilSampler> gpu_util_of(const PoolArgs& a, bool fake_gpu, const char* prog);
 
 }  // namespace kevo::cli

@@ -100,6 +100,8 @@ double since(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
 }
 
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
 // Calls `tick` at once and then every second on a thread of its own until destroyed (a status
 // line for a step that blocks, such as the baseline's check).
 class Ticker {
@@ -208,6 +210,8 @@ struct State {
   std::string phase_detail;
   std::optional<SteadyClock::time_point> search_t0;
   int search_seq0 = 0;
+  const GpuUtilSampler* gpu_util = nullptr;  // null: NVML's figure is not known
+  GpuUtilSampler::Mark util_t0;              // the run's window starts here
   store::StopReason stop;  // why no new proposal starts
   bool hard_stop = false;  // in-flight proposals are discarded, not evaluated
 };
@@ -240,6 +244,7 @@ class EvolutionRun {
     p.elapsed_s = since(s_.t0);
     // The evaluators' occupancy: busy slot-seconds over the slots' wall time.
     p.gpu_busy = p.elapsed_s > 0 ? std::min(1.0, s_.gpu_s / (p.elapsed_s * pool_.slots())) : 0;
+    if (s_.gpu_util) p.gpu_util = s_.gpu_util->mean_since(s_.util_t0);
     p.phase = s_.phase;
     p.detail = s_.phase_detail;
     if (s_.search_t0 && s_.seq > s_.search_seq0 && p.budget > s_.seq)
@@ -965,6 +970,8 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   s.rng.seed(opts.seed ? opts.seed : std::random_device{}());
   s.row.status = store::RunStatus::kRunning;
   s.row.stop_reason.clear();
+  s.gpu_util = gpu_util_;
+  if (gpu_util_) s.util_t0 = gpu_util_->mark();
   if (resumed) {  // budgets given now (e.g. a larger one) stay with the run for the next resume
     json cfg = json::parse(s.row.config_json, nullptr, false);
     if (cfg.is_object()) {
@@ -1001,12 +1008,16 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     out.best_speedup = s.pop.best() ? s.pop.best()->speed.value : 0;
     out.wall_s = since(s.t0);
     out.gpu_busy = out.wall_s > 0 ? std::min(1.0, s.gpu_s / (out.wall_s * pool->slots())) : 0;
+    if (s.gpu_util) out.gpu_util_nvml = s.gpu_util->mean_since(s.util_t0);
     out.note = s.row.note;
     r.emit("finished", {{"status", store::to_string(st)}, {"stop_reason", why}, {"candidates", out.candidates},
                         {"valid", out.valid}, {"best_candidate", out.best_candidate},
                         {"best_speedup", out.best_speedup}, {"winner", out.winner},
                         {"best_failed_held_out", out.best_failed_held_out}, {"not_faster", out.not_faster},
-                        {"gpu_busy", out.gpu_busy}});
+                        {"gpu_busy", out.gpu_busy}, {"gpu_util_nvml", or_null(out.gpu_util_nvml)},
+                        {"search_s", out.search_s}, {"search_candidates", out.search_candidates},
+                        {"search_evaluators_busy", out.search_gpu_busy},
+                        {"search_gpu_util_nvml", or_null(out.search_gpu_util_nvml)}});
     r.report(0);
     return out;
   };
@@ -1053,6 +1064,8 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
           {"budget", opts.budgets.max_candidates}, {"baseline", base}});
 
   const auto t_search = SteadyClock::now();
+  const double gpu_s_search0 = s.gpu_s;
+  const auto util_search0 = gpu_util_ ? gpu_util_->mark() : GpuUtilSampler::Mark{};
   if (llm_) {
     KEVO_TRY(r.evolve());
   } else {
@@ -1061,6 +1074,9 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     s.row.note = note;
   }
   out.search_s = since(t_search);
+  out.search_candidates = s.seq - s.search_seq0;
+  if (out.search_s > 0) out.search_gpu_busy = std::min(1.0, (s.gpu_s - gpu_s_search0) / (out.search_s * pool->slots()));
+  if (gpu_util_) out.search_gpu_util_nvml = gpu_util_->mean_since(util_search0);
   if (cancel_.cancelled() || s.stop.kind == store::StopKind::kInterrupted) return finish(store::RunStatus::kInterrupted, {store::StopKind::kInterrupted, {}});
   const auto t_verify = SteadyClock::now();
   r.verify(out);

@@ -27,6 +27,7 @@
 #include "llm/client.h"
 #include "llm/ensemble.h"
 #include "store/run_db.h"
+#include "util/gpu_util_sampler.h"
 
 namespace kevo::evolve {
 
@@ -76,7 +77,13 @@ struct RunOutcome {
   // faster kernel was found and the baseline stands (no winner).
   bool not_faster = false;
   std::vector<VerifyAttempt> verification;
-  double gpu_busy = 0, wall_s = 0;
+  double gpu_busy = 0, wall_s = 0;  // gpu_busy: the evaluators' occupancy (Progress::gpu_busy)
+  std::optional<double> gpu_util_nvml;  // NVML's GPU utilization over the run; nullopt: not known
+  // The search alone (after the baseline, before held-out verification): its candidates, the
+  // evaluators' occupancy and NVML's utilization over it (throughput, bench/throughput.sh).
+  int search_candidates = 0;
+  double search_gpu_busy = 0;
+  std::optional<double> search_gpu_util_nvml;
   // Where wall_s went: the baseline's eval (0 when resumed), the search, the held-out verification.
   double baseline_s = 0, search_s = 0, verify_s = 0;
   bool baseline_reused = false;  // an earlier run's verified baseline (baseline_record.h)
@@ -101,6 +108,10 @@ class Engine {
   // The LLM verifier (llm_verifier.h): reviews every candidate before it is compiled; its answer
   // is recorded beside the checker's verdict and decides nothing. Null (the default): none.
   void set_verifier(llm::LlmClient* verifier) { verifier_ = verifier; }
+  // NVML's utilization of the GPUs that evaluate (util/nvml.h), for the status line and the
+  // outcome; null (the default): not known. The sampler may span several runs (kevo bench): a run
+  // reads only its own window.
+  void set_gpu_util(const GpuUtilSampler* sampler) { gpu_util_ = sampler; }
 
   Result<RunOutcome> start(const EngineOptions& opts);
   // Continues a stored run with its population rebuilt from the database.
@@ -118,6 +129,7 @@ class Engine {
   EventSink* events_ = nullptr;
   EvalPool* pool_ = nullptr;
   llm::LlmClient* verifier_ = nullptr;
+  const GpuUtilSampler* gpu_util_ = nullptr;
   std::function<void(const Progress&)> progress_;
 };
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "store/run_db.h"
+#include "util/gpu_util_sampler.h"
 
 namespace kevo::evolve {
 
@@ -26,10 +27,16 @@ std::string Progress::status_line() const {
   std::string tok = tokens >= 1000000 ? fmt::format("{:.1f}M", tokens / 1e6)
                     : tokens >= 1000  ? fmt::format("{}k", tokens / 1000)
                                       : fmt::format("{}", tokens);
-  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  evaluators busy {}%  {} in flight  {}{}",
+  return fmt::format("run {}  {}/{} done  valid {}%  best {}  tokens {}  ${:.2f}  evaluators busy {}  GPU util {}  {} in "
+                     "flight  {}{}",
                      run_id, done, budget, pct, best_speedup > 0 ? fmt::format("{:.2f}x", best_speedup) : "-",
-                     tok, cost_usd, static_cast<int>(gpu_busy * 100 + 0.5), in_flight, minutes(elapsed_s),
+                     tok, cost_usd, percent_or_na(gpu_busy), gpu_util_text(gpu_util),
+                     in_flight, minutes(elapsed_s),
                      eta_s >= 0 ? "  ETA " + minutes(eta_s) : "");
+}
+
+std::string gpu_util_text(const std::optional<double>& fraction) {
+  return fraction ? percent_or_na(fraction) + " (NVML)" : "n/a";
 }
 
 Result<std::unique_ptr<JsonlEventSink>> JsonlEventSink::open(const std::filesystem::path& path) {

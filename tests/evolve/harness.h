@@ -191,6 +191,7 @@ struct Harness {
   Result<RunOutcome> run(const EngineOptions& o, bool with_llm = true) {
     Engine e(task, *eval, *db, with_llm ? client.get() : nullptr, nullptr, cancel);
     if (progress) e.set_progress(progress);
+    e.set_gpu_util(gpu_util);
     return e.start(o);
   }
   std::vector<store::CandidateRow> candidates(int64_t run) {
@@ -210,6 +211,7 @@ struct Harness {
   CandidateEvaluator* eval = &evaluator;  // what run() uses
   llm::CancelToken cancel;
   std::function<void(const Progress&)> progress;
+  const GpuUtilSampler* gpu_util = nullptr;  // NVML's figure (a fake source in tests)
 };
 
 inline bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }

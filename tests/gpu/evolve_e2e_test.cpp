@@ -325,3 +325,33 @@ TEST(EvolveE2E, ProfileFeedbackInPrompts) {
   EXPECT_GT(on.with_profile, 0);
   EXPECT_EQ(off.with_profile, 0);
 }
+
+// Per-candidate overhead (issue 16): gelu's baseline evaluated as a candidate against itself the way
+// kevo evolve evaluates one (its evaluator, runners started ahead, visible configs, compile cached
+// after the first), six times in one process; prints where each evaluation's time went.
+TEST(EvalLatency, GeluBaselineThroughTheRunsEvaluator) {
+  auto gpu = run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
+  if (!gpu || !gpu->ok()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  fs::path root = src_dir();
+  if (const char* b = getenv("KEVO_BUILD"); b && *b && !getenv("KEVO_RUNNER"))
+    setenv("KEVO_RUNNER", (fs::path(b) / "bin" / "kevo-runner").c_str(), 1);
+  auto task = load_task(root / "tasks" / "gelu");
+  ASSERT_TRUE(task) << task.error().message;
+  auto evaluator = make_gpu_evaluator(4);
+  EvalOptions o;
+  o.visible_only = true;
+  o.time_budget_s = 1;
+  for (int i = 0; i < 6; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    Verdict v = evaluator->evaluate(*task, root / "tasks" / "gelu" / "baseline.cu", o);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+    std::string parts;
+    for (const auto& [n, s] : v.phases) parts += fmt::format(" {} {:.3f}", n, s);
+    parts += " | work";
+    for (const auto& [n, s] : v.work) parts += fmt::format(" {} {:.3f}", n, s);
+    std::printf("EVAL_LATENCY gelu_baseline %d wall %.3f s | compile %.3f s%s |%s\n", i, wall,
+                v.compile ? v.compile->seconds : 0.0, v.compile && v.compile->cache_hit ? " cached" : "", parts.c_str());
+    std::fflush(stdout);
+  }
+}

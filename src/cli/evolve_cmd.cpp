@@ -59,7 +59,7 @@ struct EvolveArgs {
   std::vector<std::string> models, overrides, events;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
-  double budget_usd = 0, budget_minutes = 0, time_budget = 4.0;
+  double budget_usd = 0, budget_minutes = 0, time_budget = evolve::kSearchTimeBudgetS, verify_time_budget = 4.0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, reverify_baseline = false, profile = false, no_profile_feedback = false;
   PoolArgs pool;
@@ -201,6 +201,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  if (cmd->count("--verify-time-budget")) opts.verify_time_budget_s = a.verify_time_budget;
   if (a.profile) opts.eval.profile = true;
   if (a.no_profile_feedback) opts.strategy.profile_feedback = false;
   opts.reuse_baseline = !a.reverify_baseline;
@@ -678,7 +679,11 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", a->overrides, "Override an LLM config key, e.g. --set budget.max_cost_usd=2");
   cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
   cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
-  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session in the search (default 1)")
+      ->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--verify-time-budget", a->verify_time_budget,
+                  "Seconds per timing session when the finalists are re-timed on held-out shapes (default 4)")
+      ->check(CLI::Range(0.1, 600.0));
   add_pool_options(cmd, a->pool);
   cmd->add_flag("--reverify-baseline", a->reverify_baseline,
                 "Check the baseline again even if an earlier run verified it with this task, GPU, toolkit and kevo");

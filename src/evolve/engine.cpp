@@ -75,6 +75,7 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   o.seed = f.get("seed", uint64_t{0});
   o.eval.seeds = f.get("eval_seeds", o.eval.seeds);
   o.eval.time_budget_s = f.get("eval_time_budget_s", o.eval.time_budget_s);
+  o.verify_time_budget_s = f.get("verify_time_budget_s", o.verify_time_budget_s);
   o.eval.profile = f.get("eval_profile", o.eval.profile);
   KEVO_TRY(f.status());
   return o;
@@ -810,6 +811,7 @@ class EvolutionRun {
       o.held_out_only = true;
       o.visible_only = false;
       o.time = true;
+      o.time_budget_s = std::max(o.time_budget_s, s_.opts.verify_time_budget_s);  // the winner's figure
       o.seed.reset();  // fresh inputs: nothing the search saw
       o.torch_time = !task_.torch_reference.empty();  // the winner next to PyTorch, once
       o.profile = false;                               // held-out configs: nothing for a prompt
@@ -935,6 +937,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"seed", opts.seed},
               {"eval_seeds", opts.eval.seeds},
               {"eval_time_budget_s", opts.eval.time_budget_s},
+              {"verify_time_budget_s", opts.verify_time_budget_s},
               {"eval_profile", opts.eval.profile},
               {"llm", llm_ ? llm_->name() : ""},
               {"fake_evaluator", evaluator_.is_fake()}};

@@ -4,17 +4,19 @@
 DIR is the output of
   kevo export-torch linear FWD.cu DIR --backward linear_backward --backward-kernel BWD.cu
 (the bundled tasks/linear and tasks/linear_backward; f32 only, so torch.autograd.gradcheck, which
-needs float64, cannot run on these kernels). Two checks:
+needs float64, cannot run on these kernels), or with --relu of
+  kevo export-torch gemm_bias_relu FWD.cu DIR --backward gemm_bias_relu_backward --backward-kernel BWD.cu
+(y = relu(x W^T + b); the forward saves its output y for the backward, `saved_outputs`). Two checks:
   1. gradients: KevoFunction (both kevo kernels) against autograd of F.linear at 6 seeds and ragged
      shapes, within the tasks' tolerance (atol 1e-4 scaled by the gradient's RMS, rtol 1e-4, the
      looser of the two tasks' f32 tolerances, as test_autograd.py uses);
-  2. training: the same 3-layer MLP (100 -> 300 -> 200 -> 10, ReLU, cross-entropy, SGD with
+  2. training (with --relu, the hidden layers are the fused layer; the last one F.linear): the same 3-layer MLP (100 -> 300 -> 200 -> 10, ReLU, cross-entropy, SGD with
      momentum 0.9, lr 0.05, batch 64, 200 steps on a fixed synthetic classification set) twice from
      the same initial weights: once with F.linear, once with every layer through KevoFunction. The
      loss curves must agree within a relative 1e-3 at every step (f32 summation order differs, and
      the difference compounds over steps, so this is looser than one call's tolerance).
 TF32 is off on PyTorch's side (the tasks ask for f32 accuracy).
-  python3 bench/train_pair.py DIR [--steps 200] [--json OUT.json]
+  python3 bench/train_pair.py DIR [--relu] [--steps 200] [--json OUT.json]
 Prints GRAD_CHECK and TRAIN lines; exit 0 when both pass.
 """
 import argparse
@@ -30,7 +32,11 @@ def kevo_linear(autograd):
     return lambda x, W, b: autograd.KevoFunction.apply(None, x, W, b)
 
 
-def grad_check(lin, seeds=6):
+def linear_relu(x, W, b):
+    return torch.relu(F.linear(x, W, b))
+
+
+def grad_check(lin, ref, seeds=6):
     shapes = [(5, 7, 3), (64, 100, 300), (33, 17, 129), (1000, 1001, 999), (2, 1, 1), (257, 64, 255)]
     worst, bad = 0.0, 0
     for s in range(seeds):
@@ -41,7 +47,7 @@ def grad_check(lin, seeds=6):
         b = torch.randn(N, device="cuda", generator=g)
         dy = torch.randn(M, N, device="cuda", generator=g)
         got, want = [], []
-        for f, sink in ((lin, got), (F.linear, want)):
+        for f, sink in ((lin, got), (ref, want)):
             leaves = [t.clone().requires_grad_(True) for t in (x, W, b)]
             y = f(*leaves)
             if not torch.is_tensor(y):  # a one-output layer must return a tensor, as F.linear does
@@ -78,7 +84,7 @@ def init_params(sizes):
     return ps
 
 
-def train(lin, params, X, Y, steps, batch=64, lr=0.05):
+def train(lin, params, X, Y, steps, fused_relu=False, batch=64, lr=0.05):
     ps = [p.clone().requires_grad_(True) for p in params]
     opt = torch.optim.SGD(ps, lr=lr, momentum=0.9)
     losses = []
@@ -86,8 +92,12 @@ def train(lin, params, X, Y, steps, batch=64, lr=0.05):
         idx = (torch.arange(batch, device="cuda") * 37 + step * batch) % X.shape[0]
         h = X[idx]
         for i in range(0, len(ps), 2):
+            last = i + 2 >= len(ps)
+            if fused_relu:  # lin is a linear layer with its ReLU; the output layer has none
+                h = F.linear(h, ps[i], ps[i + 1]) if last else lin(h, ps[i], ps[i + 1])
+                continue
             h = lin(h, ps[i], ps[i + 1])
-            if i + 2 < len(ps):
+            if not last:
                 h = torch.relu(h)
         loss = F.cross_entropy(h, Y[idx])
         opt.zero_grad(set_to_none=True)
@@ -100,6 +110,7 @@ def train(lin, params, X, Y, steps, batch=64, lr=0.05):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
+    ap.add_argument("--relu", action="store_true", help="DIR holds the gemm_bias_relu pair")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -115,11 +126,12 @@ def main():
         print("FAIL: the pair must have both kernels (the docstring says which side falls back)")
         return 1
     lin = kevo_linear(autograd)
-    ok = grad_check(lin)
+    plain = linear_relu if a.relu else F.linear
+    ok = grad_check(lin, plain)
     X, Y = make_data()
     params = init_params([100, 300, 200, 10])
-    ref, ref_ps = train(F.linear, params, X, Y, a.steps)
-    got, got_ps = train(lin, params, X, Y, a.steps)
+    ref, ref_ps = train(plain, params, X, Y, a.steps, a.relu)
+    got, got_ps = train(lin, params, X, Y, a.steps, a.relu)
     rel = [abs(g - r) / max(abs(r), 1e-6) for g, r in zip(got, ref)]
     worst = max(range(len(rel)), key=rel.__getitem__)
     pdev = max(((p - q).abs().max() / q.abs().max().clamp_min(1e-6)).item() for p, q in zip(got_ps, ref_ps))

@@ -174,6 +174,12 @@ if has backward; then
     --backward-kernel tasks/linear_backward/baseline.cu > "$OUT/train_pair.txt" 2>&1 &&
     timeout 400 python3 bench/train_pair.py "$P" --json "$OUT/backward/train_pair.json" >> "$OUT/train_pair.txt" 2>&1 || rc=1
   grep -E "^(GRAD_CHECK|TRAIN|FAIL|SKIP)" "$OUT/train_pair.txt"; tail -5 "$OUT/train_pair.txt"
+  # The ReLU pair: its forward saves its output y for the backward kernel (saved_outputs).
+  P="$OUT/train_pair_relu"; rm -rf "$P"
+  "$K" export-torch gemm_bias_relu tasks/gemm_bias_relu/baseline.cu "$P" --backward gemm_bias_relu_backward \
+    --backward-kernel tasks/gemm_bias_relu_backward/baseline.cu > "$OUT/train_pair_relu.txt" 2>&1 &&
+    timeout 400 python3 bench/train_pair.py "$P" --relu --json "$OUT/backward/train_pair_relu.json" >> "$OUT/train_pair_relu.txt" 2>&1 || rc=1
+  grep -E "^(GRAD_CHECK|TRAIN|FAIL|SKIP)" "$OUT/train_pair_relu.txt"; tail -5 "$OUT/train_pair_relu.txt"
   # A scripted-model evolution of two backward tasks, end to end (prompts, checker, selection).
   printf 'softmax_backward\nlayernorm_backward\n' > "$OUT/backward-pair-suite.txt"
   SUITE="$OUT/backward-pair-suite.txt" PARTS="scripted" bench/suite.sh "$B" "$OUT/backward-evolve" 4 \

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "run/protocol.h"
 #include "task/tensor.h"
 #include "util/json_fields.h"
 
@@ -107,7 +108,7 @@ Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool
                    {"dtype", static_cast<int>(spec.dtype)},
                    {"shape", *shape},
                    {"nbytes", static_cast<size_t>(n) * dtype_size(spec.dtype)},
-                   {"gen", {{"kind", d->kind}, {"a", d->a}, {"b", d->b}, {"lo", d->lo}, {"hi", d->hi}, {"base", d->base}}}});
+                   {"gen", proto::Gen::of(*d)}});
   }
   return arr;
 }

@@ -42,6 +42,8 @@ std::string backward_lines(const Task& task) {
   for (const auto& n : b.saved) saved += (saved.empty() ? "" : ", ") + n;
   s += fmt::format("  saved (the forward's inputs; recompute anything else you need from them): {}\n",
                    saved.empty() ? "none" : saved);
+  for (const auto& [in, out] : b.saved_outputs)
+    s += fmt::format("  saved output: {} = the forward's output {} (read it; do not recompute it)\n", in, out);
   for (const auto& [in, out] : b.grad_outputs)
     s += fmt::format("  incoming gradient: {} = dloss/d{} (the forward's output {})\n", in, out, out);
   for (const auto& g : b.gradients)

@@ -38,6 +38,7 @@ FORWARD_INPUTS = @FWD_INPUTS@  # the forward task's inputs, in order
 ARG_NAMES = @ARG_NAMES@  # those passed to the model's forward; the others are its weights
 WEIGHT_PATHS = @WEIGHT_PATHS@  # weight -> module path (None: the task has no PyTorch reference)
 SAVED = @SAVED@  # what the forward keeps for the backward kernel (the backward task's `saved`)
+SAVED_OUTPUTS = @SAVED_OUTPUTS@  # backward input -> index of the forward output kept for it (`saved_outputs`)
 BACKWARD_INPUTS = @BWD_INPUTS@  # the backward task's inputs, in order
 GRAD_OUTPUTS = @GRAD_OUTPUTS@  # incoming gradient -> index of the forward output it belongs to
 GRADIENTS = @GRADIENTS@  # the forward input each backward output is the gradient of
@@ -77,18 +78,20 @@ class KevoFunction(torch.autograd.Function):
         else:
             with torch.no_grad():
                 outs = _reference_call(model, named)
-        # The backward kernel needs only what its task saves; PyTorch's backward re-runs the
-        # reference, which needs every input.
+        outs = _as_list(outs)
+        # The backward kernel needs only what its task saves (inputs and outputs); PyTorch's
+        # backward re-runs the reference, which needs every input.
         ctx.keep = SAVED if BACKWARD_KERNEL else FORWARD_INPUTS
-        ctx.save_for_backward(*[named[n] for n in ctx.keep])
+        kept_outputs = SAVED_OUTPUTS if BACKWARD_KERNEL else {}
+        ctx.keep_outputs = list(kept_outputs)
+        ctx.save_for_backward(*[named[n] for n in ctx.keep], *[outs[i] for i in kept_outputs.values()])
         ctx.model = model
         # One output is a tensor, as PyTorch's own layer returns (the extension hands back a list).
-        outs = _as_list(outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     @staticmethod
     def backward(ctx, *grads):
-        named = dict(zip(ctx.keep, ctx.saved_tensors))
+        named = dict(zip(ctx.keep + ctx.keep_outputs, ctx.saved_tensors))
         if BACKWARD_KERNEL:
             for name, i in GRAD_OUTPUTS.items():
                 named[name] = grads[i].contiguous()
@@ -196,12 +199,16 @@ std::string autograd_py(const Task& f, const Task& b, bool fk, bool bk) {
   }
   for (const auto& t : b.inputs) bwd_inputs.push_back(t.name);
   for (const auto& g : b.backward->gradients) grads.push_back(g.of);
-  std::string grad_outputs;
-  for (const auto& [in, out] : b.backward->grad_outputs) {
-    size_t i = 0;
-    while (i < f.outputs.size() && f.outputs[i].name != out) ++i;
-    grad_outputs += fmt::format("{}: {}, ", py_string_literal(in), i);
-  }
+  // {"dy": 0, ...}: each backward input of `m` and the index of the forward output it names.
+  auto output_indices = [&](const std::vector<std::pair<std::string, std::string>>& m) {
+    std::string d;
+    for (const auto& [in, out] : m) {
+      size_t i = 0;
+      while (i < f.outputs.size() && f.outputs[i].name != out) ++i;
+      d += fmt::format("{}: {}, ", py_string_literal(in), i);
+    }
+    return "{" + d + "}";
+  };
   std::string weights = "None";
   if (auto side = read_file(f.dir / "torch.json"); side) {
     auto j = nlohmann::json::parse(*side, nullptr, false);
@@ -227,7 +234,8 @@ std::string autograd_py(const Task& f, const Task& b, bool fk, bool bk) {
   s = replace_all(s, "@WEIGHT_PATHS@", weights);
   s = replace_all(s, "@SAVED@", py_list(b.backward->saved));
   s = replace_all(s, "@BWD_INPUTS@", py_list(bwd_inputs));
-  s = replace_all(s, "@GRAD_OUTPUTS@", "{" + grad_outputs + "}");
+  s = replace_all(s, "@SAVED_OUTPUTS@", output_indices(b.backward->saved_outputs));
+  s = replace_all(s, "@GRAD_OUTPUTS@", output_indices(b.backward->grad_outputs));
   s = replace_all(s, "@GRADIENTS@", py_list(grads));
   return s;
 }

@@ -3,7 +3,7 @@
 // torch.autograd.Function (docs/INTEROP.md). Writes into DIR:
 //   forward/, backward/   export_torch's files for each side that has a kernel
 //   reference.py          the forward task's PyTorch reference (the fallback of either side)
-//   autograd.py           KevoFunction (forward saves what the backward task's `saved` names; backward
+//   autograd.py           KevoFunction (forward saves what the backward task's `saved` and `saved_outputs` name; backward
 //                         calls the backward kernel) and KevoTrainModule(model); its docstring says
 //                         which side is a kernel and which falls back to PyTorch
 //   test_autograd.py      gradients of KevoTrainModule against plain autograd of the reference

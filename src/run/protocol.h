@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "task/draw.h"
 #include "util/result.h"
 
 namespace kevo::proto {
@@ -23,8 +24,12 @@ struct Gen {
   int64_t lo = 0, hi = 1;
   uint64_t base = 0;
   bool timed = false;  // a timed call's draw (task/draw.h draw_timed_value)
+  bool clamp = false;  // DrawSpec::clamp / floor
+  double floor = 0;
+  static Gen of(const DrawSpec& d) { return {d.kind, d.a, d.b, d.lo, d.hi, d.base, d.timed, d.clamp, d.floor}; }
+  DrawSpec draw() const { return {kind, a, b, lo, hi, base, timed, clamp, floor}; }
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gen, kind, a, b, lo, hi, base, timed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gen, kind, a, b, lo, hi, base, timed, clamp, floor)
 
 // A tensor of a call: name, dtype (kevo_dtype numbering), shape, bytes; its values drawn from
 // `gen` (device data) or found at `offset` in the shared arena (host data).

@@ -179,7 +179,7 @@ void RunnerService::materialize(const json& d, void* p) {
   if (d.contains("gen")) {
     kevo::guard::Trusted trusted;
     auto g = d["gen"].get<proto::Gen>();
-    kevo::DrawSpec ds{g.kind, g.a, g.b, g.lo, g.hi, g.base, g.timed};
+    const kevo::DrawSpec ds = g.draw();
     int64_t numel = 1;
     for (const auto& x : d.at("shape")) numel *= x.get<int64_t>();
     CUDA_OR_FATAL(kevo::dev::fill(p, d.at("dtype").get<int>(), numel, ds, stream_));

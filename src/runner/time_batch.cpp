@@ -103,7 +103,8 @@ json RunnerService::time_batch(const json& jreq) {
       const uint64_t call = req.first_call + static_cast<uint64_t>(i);
       for (size_t k = 0; k < ins.size(); ++k) {
         const auto& g = *req.inputs[k].gen;
-        kevo::DrawSpec ds{g.kind, g.a, g.b, g.lo, g.hi, draw_call_base(g.base, call), true};
+        kevo::DrawSpec ds = g.draw();
+        ds.base = draw_call_base(g.base, call), ds.timed = true;
         CUDA_OR_FATAL(dev::fill(ins[k].data, req.inputs[k].dtype, req.inputs[k].numel, ds, stream_));
       }
       for (size_t k = 0; k < outs.size(); ++k) CUDA_OR_FATAL(cudaMemsetAsync(outs[k].data, 0xFF, req.outputs[k].nbytes, stream_));

@@ -25,7 +25,7 @@ const TensorSpec* find_tensor(const std::vector<TensorSpec>& list, const std::st
 
 bool same_init(const InitSpec& a, const InitSpec& b) {
   return a.dist == b.dist && a.a == b.a && a.b == b.b && a.low_expr == b.low_expr &&
-         a.high_expr == b.high_expr && a.wide == b.wide;
+         a.high_expr == b.high_expr && a.wide == b.wide && a.min == b.min;
 }
 
 // `mine` (of the backward task) against `theirs` (of the forward) on one config.
@@ -73,13 +73,16 @@ Status check_backward_pair(const Task& bwd, const Task& fwd) {
             "the same values as the forward's input)",
             file, name);
     }
-    for (const auto& [in, out] : b.grad_outputs) {
-      const TensorSpec* theirs = find_tensor(fwd.outputs, out);
-      if (!theirs)
-        return fail("{}: backward.grad_outputs.{}: '{}' is not an output of the forward task '{}'",
-                    file, in, out, fwd.name);
-      KEVO_TRY(
-          same_tensor(bwd, fwd, c, *find_tensor(bwd.inputs, in), *theirs, "incoming gradient"));
+    for (const auto* m : {&b.saved_outputs, &b.grad_outputs}) {
+      const bool grad = m == &b.grad_outputs;
+      for (const auto& [in, out] : *m) {
+        const TensorSpec* theirs = find_tensor(fwd.outputs, out);
+        if (!theirs)
+          return fail("{}: backward.{}.{}: '{}' is not an output of the forward task '{}'", file,
+                      grad ? "grad_outputs" : "saved_outputs", in, out, fwd.name);
+        KEVO_TRY(same_tensor(bwd, fwd, c, *find_tensor(bwd.inputs, in), *theirs,
+                             grad ? "incoming gradient" : "saved output"));
+      }
     }
     for (const auto& g : b.gradients) {
       const TensorSpec* theirs = find_tensor(fwd.inputs, g.of);

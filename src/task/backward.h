@@ -14,8 +14,8 @@ std::filesystem::path forward_dir(const Task& backward);
 
 // Checks a backward task against its forward, on every config of the backward task: the forward's
 // dims are all declared; each saved input is a forward input of the same name, dtype, shape and
-// distribution (so it draws the same values for the same seed); each incoming gradient has the
-// dtype and shape of the forward output it names; each gradient the dtype and shape of the forward
+// distribution (so it draws the same values for the same seed); each saved output and incoming
+// gradient has the dtype and shape of the forward output it names; each gradient the dtype and shape of the forward
 // input it is the gradient of. Errors name both task files and the tensor.
 Status check_backward_pair(const Task& backward, const Task& forward);
 

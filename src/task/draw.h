@@ -25,6 +25,8 @@ struct DrawSpec {
   int64_t lo = 0, hi = 1;  // int: [lo, hi)
   uint64_t base = 0;       // key of element 0: from the seed and the tensor's name
   bool timed = false;      // draw_timed_value: the cheap draws of timed calls
+  bool clamp = false;      // values below `floor` are raised to it (InitSpec::min)
+  double floor = 0;
 };
 
 KEVO_HD uint64_t draw_mix(uint64_t x) {
@@ -140,7 +142,7 @@ KEVO_HD double draw_timed_value(const DrawSpec& s, int64_t i) {
   return 0;
 }
 
-KEVO_HD double draw_value(const DrawSpec& s, int64_t i) {
+KEVO_HD double draw_raw_value(const DrawSpec& s, int64_t i) {
   if (s.timed) return draw_timed_value(s, i);
   if (s.kind == kDrawNormal || s.kind == kDrawLogNormal) return draw_from_gauss(s, draw_gauss(s.base, i));
   uint64_t k = s.base + 2 * static_cast<uint64_t>(i);
@@ -159,5 +161,11 @@ KEVO_HD double draw_value(const DrawSpec& s, int64_t i) {
   }
   return 0;
 }
+
+// A drawn value raised to the spec's floor (InitSpec::min), if it has one.
+KEVO_HD double draw_clamp(const DrawSpec& s, double v) { return s.clamp && v < s.floor ? s.floor : v; }
+
+// Element i of a tensor drawn from `s`, on the host and the device alike.
+KEVO_HD double draw_value(const DrawSpec& s, int64_t i) { return draw_clamp(s, draw_raw_value(s, i)); }
 
 }  // namespace kevo

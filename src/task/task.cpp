@@ -220,6 +220,13 @@ Result<InitSpec> parse_init(const Ctx& ctx, const toml::node* n, std::string_vie
   }
   if (s.dist != Dist::Int && !is_float(dtype))
     return ctx.err(n, f, "{} tensors must use dist = \"int\"", dtype_name(dtype));
+  if (const toml::node* m = t->get("min")) {
+    if (s.dist == Dist::Int) return ctx.err(m, f + ".min", "int draws have low and high instead");
+    auto v = num("min", 0);
+    if (!v) return v.unexpected();
+    s.min = *v;  // a ReLU's output: values below min become min (half exact zeros for min = mean)
+    allowed.insert("min");
+  }
   KEVO_TRY(check_unknown_keys(ctx, *t, allowed, f + "."));
   return s;
 }
@@ -324,18 +331,21 @@ Result<GradientSpec> parse_gradient(const Ctx& ctx, const toml::node& n, std::st
   return g;
 }
 
-// Every input is saved or an incoming gradient (not both), every output is one gradient.
+// Every input is saved (an input or an output of the forward) or an incoming gradient, once;
+// every output is one gradient.
 Status check_backward_roles(const Ctx& ctx, const toml::node* n, Task& task) {
   BackwardSpec& b = *task.backward;
+  auto listed = [&](const std::vector<std::pair<std::string, std::string>>& m, const std::string& name) {
+    return static_cast<int>(std::count_if(m.begin(), m.end(), [&](const auto& g) { return g.first == name; }));
+  };
   for (const auto& in : task.inputs) {
     int saved = static_cast<int>(std::count(b.saved.begin(), b.saved.end(), in.name));
-    int grads = static_cast<int>(std::count_if(b.grad_outputs.begin(), b.grad_outputs.end(),
-                                               [&](const auto& g) { return g.first == in.name; }));
-    if (saved + grads != 1)
+    int total = saved + listed(b.saved_outputs, in.name) + listed(b.grad_outputs, in.name);
+    if (total != 1)
       return ctx.err(n, "backward",
-                     "input '{}' must be listed exactly once, in saved (a forward input) or in "
-                     "grad_outputs (an incoming gradient){}",
-                     in.name, saved + grads ? "" : "; a backward task has no other inputs");
+                     "input '{}' must be listed exactly once, in saved (a forward input), saved_outputs "
+                     "(a forward output) or grad_outputs (an incoming gradient){}",
+                     in.name, total ? "" : "; a backward task has no other inputs");
   }
   std::vector<GradientSpec> ordered;
   for (const auto& out : task.outputs) {
@@ -350,13 +360,37 @@ Status check_backward_roles(const Ctx& ctx, const toml::node* n, Task& task) {
   return {};
 }
 
-// [backward]: of, saved, grad_outputs, gradients; see BackwardSpec.
+// backward.grad_outputs / backward.saved_outputs: { input = "forward output", ... }, each key an
+// input of this task. grad_outputs is required (a backward has an incoming gradient).
+Result<std::vector<std::pair<std::string, std::string>>> parse_output_map(const Ctx& ctx, const toml::table& t,
+                                                                        std::string_view key, const Task& task,
+                                                                        bool required) {
+  const std::string field = "backward." + std::string(key);
+  std::vector<std::pair<std::string, std::string>> out;
+  const toml::node* n = t.get(key);
+  if (!n && !required) return out;
+  if (!n || !n->is_table() || (required && n->as_table()->empty()))
+    return ctx.err(n ? n : &t, field,
+                   "must be a table like {{ {} = \"y\" }}: each input of this task and the forward output it {}",
+                   required ? "dy" : "y", required ? "is the gradient of" : "holds (saved by the forward)");
+  for (const auto& [k, v] : *n->as_table()) {
+    std::string in(k.str()), f = field + "." + in;
+    auto o = v.value<std::string>();
+    if (!o || !is_identifier(*o)) return ctx.err(&v, f, "must name the forward's output ({})", kIdentifierRule);
+    if (std::none_of(task.inputs.begin(), task.inputs.end(), [&](const TensorSpec& s) { return s.name == in; }))
+      return ctx.err(&v, f, "'{}' is not one of this task's inputs", escaped(in));
+    out.emplace_back(in, *o);
+  }
+  return out;
+}
+
+// [backward]: of, saved, saved_outputs, grad_outputs, gradients; see BackwardSpec.
 Status parse_backward(const Ctx& ctx, const toml::table& root, Task& task) {
   const toml::node* n = root.get("backward");
   if (!n) return {};
   const toml::table* t = n->as_table();
   if (!t) return ctx.err(n, "backward", "must be a table: [backward] with of, saved, grad_outputs, gradients");
-  KEVO_TRY(check_unknown_keys(ctx, *t, {"of", "saved", "grad_outputs", "gradients"}, "backward."));
+  KEVO_TRY(check_unknown_keys(ctx, *t, {"of", "saved", "saved_outputs", "grad_outputs", "gradients"}, "backward."));
   BackwardSpec b;
   auto of = get_string(ctx, *t, "of", "backward.of");
   if (!of) return of.unexpected();
@@ -366,20 +400,12 @@ Status parse_backward(const Ctx& ctx, const toml::table& root, Task& task) {
   auto saved = get_names(ctx, t->get("saved"), "backward.saved", task.inputs, "inputs");
   if (!saved) return saved.unexpected();
   b.saved = *saved;
-  const toml::node* go = t->get("grad_outputs");
-  if (!go || !go->is_table() || go->as_table()->empty())
-    return ctx.err(go ? go : t, "backward.grad_outputs",
-                   "must be a table like {{ dy = \"y\" }}: each incoming gradient (an input of this "
-                   "task) and the forward output it is the gradient of");
-  for (const auto& [k, v] : *go->as_table()) {
-    std::string in(k.str()), field = "backward.grad_outputs." + in;
-    auto out = v.value<std::string>();
-    if (!out || !is_identifier(*out))
-      return ctx.err(&v, field, "must name the forward's output ({})", kIdentifierRule);
-    if (std::none_of(task.inputs.begin(), task.inputs.end(), [&](const TensorSpec& s) { return s.name == in; }))
-      return ctx.err(&v, field, "'{}' is not one of this task's inputs", escaped(in));
-    b.grad_outputs.emplace_back(in, *out);
-  }
+  auto go = parse_output_map(ctx, *t, "grad_outputs", task, true);
+  if (!go) return go.unexpected();
+  b.grad_outputs = *go;
+  auto so = parse_output_map(ctx, *t, "saved_outputs", task, false);
+  if (!so) return so.unexpected();
+  b.saved_outputs = *so;
   const toml::node* gr = t->get("gradients");
   if (!gr || !gr->is_array() || gr->as_array()->empty())
     return ctx.err(gr ? gr : t, "backward.gradients", "needs one entry per output: {{ output, of, sums_over }}");

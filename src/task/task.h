@@ -22,6 +22,7 @@ struct InitSpec {
   double a = 0, b = 1;
   std::string low_expr, high_expr;  // int: bounds as expressions of the dims (high exclusive)
   bool wide = true;                 // also drawn once from a wider distribution
+  std::optional<double> min;        // float draws: values below it are raised to it
 };
 
 enum class Role { Input, Weight, Output };
@@ -56,15 +57,17 @@ struct GradientSpec {
   std::string output, of, sums_over;
 };
 
-// A task that is the backward of another (docs/TASK_FORMAT.md, [backward]). Every input is either
-// saved (a forward input of the same name, drawn exactly as the forward draws it) or an incoming
-// gradient of a forward output; every output is a gradient. Whatever else the backward needs
-// (a mean, a softmax) it recomputes from the saved inputs, so no input ever comes from code kevo
-// does not trust.
+// A task that is the backward of another (docs/TASK_FORMAT.md, [backward]). Every input is
+// saved (a forward input of the same name, drawn exactly as the forward draws it), a saved output
+// (a forward output the backward reads, as PyTorch's ReLU keeps its result: drawn from the task's
+// own init, which must give values the forward could produce) or an incoming gradient of a forward
+// output; every output is a gradient. Whatever else the backward needs (a mean, a softmax) it
+// recomputes from the saved tensors, so no input ever comes from code kevo does not trust.
 struct BackwardSpec {
   std::string of;                   // the forward task's name: the folder next to this task's
   std::vector<std::string> saved;   // inputs of this task that are the forward's inputs
-  std::vector<std::pair<std::string, std::string>> grad_outputs;  // input -> forward output
+  std::vector<std::pair<std::string, std::string>> saved_outputs;  // input -> forward output
+  std::vector<std::pair<std::string, std::string>> grad_outputs;   // input -> forward output
   std::vector<GradientSpec> gradients;                              // one per output, in order
 };
 

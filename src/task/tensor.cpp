@@ -37,6 +37,7 @@ Result<DrawSpec> draw_spec(const TensorSpec& spec, const DimValues& dims, uint64
   d.base = draw_mix(seed ^ fnv1a64(spec.name.data(), spec.name.size()));
   d.a = in.a;
   d.b = in.b;
+  if (in.min) d.clamp = true, d.floor = *in.min;
   switch (in.dist) {
     case Dist::Normal:
       d.kind = kDrawNormal;
@@ -83,7 +84,7 @@ Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int6
   if (d.kind == kDrawNormal || d.kind == kDrawLogNormal) {
     // Box-Muller pairs (draw.h): one log and one sqrt per two values on the host. Each element
     // depends only on its index, so any split into chunks gives the same tensor.
-    auto put = [&](int64_t i, double z) { store_from_double(data, spec.dtype, static_cast<size_t>(i), draw_from_gauss(d, z)); };
+    auto put = [&](int64_t i, double z) { store_from_double(data, spec.dtype, static_cast<size_t>(i), draw_clamp(d, draw_from_gauss(d, z))); };
     parallel_ranges(t.numel(), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e;) {
         uint64_t k = d.base + 2 * static_cast<uint64_t>(i / 2);

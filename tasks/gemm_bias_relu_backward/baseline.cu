@@ -1,6 +1,6 @@
-// Baseline for gemm_bias_relu_backward: dz = dy * (x W^T + b > 0) into the workspace (a 32x32
-// tiled GEMM with the mask in its epilogue), then linear_backward's kernels on dz: dx = dz W and
-// dW = dz^T x (one strided tiled kernel) and db as a column sum, one thread per column.
+// Baseline for gemm_bias_relu_backward: dz = dy * (y > 0) into the workspace (y the forward's
+// saved output), then linear_backward's kernels on dz: dx = dz W and dW = dz^T x (one strided
+// tiled kernel) and db as a column sum, one thread per column.
 #include <kevo/kernel.h>
 
 constexpr int kTile = 32;
@@ -26,28 +26,11 @@ __global__ void matmul_strided(const float* __restrict__ A, int64_t ars, int64_t
   if (r < R && c < Cn) C[(int64_t)r * Cn + c] = acc;
 }
 
-// dz[i, j] = dy[i, j] if (x W^T + b)[i, j] > 0, else 0.
-__global__ void relu_mask(const float* __restrict__ x, const float* __restrict__ W,
-                          const float* __restrict__ b, const float* __restrict__ dy,
-                          float* __restrict__ dz, int M, int N, int K) {
-  __shared__ float Xs[kTile][kTile];
-  __shared__ float Ws[kTile][kTile + 1];  // Ws[k][j]
-  int row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
-  int wrow = blockIdx.x * kTile + threadIdx.y;
-  float acc = 0.f;
-  for (int k0 = 0; k0 < K; k0 += kTile) {
-    int k = k0 + threadIdx.x;
-    Xs[threadIdx.y][threadIdx.x] = (row < M && k < K) ? x[(int64_t)row * K + k] : 0.f;
-    Ws[threadIdx.x][threadIdx.y] = (wrow < N && k < K) ? W[(int64_t)wrow * K + k] : 0.f;
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kTile; ++kk) acc += Xs[threadIdx.y][kk] * Ws[kk][threadIdx.x];
-    __syncthreads();
-  }
-  if (row < M && col < N) {
-    int64_t o = (int64_t)row * N + col;
-    dz[o] = acc + b[col] > 0.f ? dy[o] : 0.f;
-  }
+// dz[i] = dy[i] if y[i] > 0, else 0.
+__global__ void relu_mask(const float* __restrict__ y, const float* __restrict__ dy,
+                          float* __restrict__ dz, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) dz[i] = y[i] > 0.f ? dy[i] : 0.f;
 }
 
 __global__ void column_sums(const float* __restrict__ dy, float* __restrict__ db, int M, int N) {
@@ -62,14 +45,14 @@ KEVO_EXPORT int kevo_forward(const kevo_args* a) {
   int M = (int)a->dims[0], N = (int)a->dims[1], K = (int)a->dims[2];
   const float* x = (const float*)a->inputs[0].data;
   const float* W = (const float*)a->inputs[1].data;
-  const float* bias = (const float*)a->inputs[2].data;
+  const float* y = (const float*)a->inputs[2].data;
   float* dy = (float*)a->workspace;  // dz: the incoming gradient masked by the ReLU
   float* dx = (float*)a->outputs[0].data;
   float* dW = (float*)a->outputs[1].data;
   float* db = (float*)a->outputs[2].data;
   dim3 block(kTile, kTile);
-  relu_mask<<<dim3((N + kTile - 1) / kTile, (M + kTile - 1) / kTile), block, 0, a->stream>>>(
-      x, W, bias, (const float*)a->inputs[3].data, dy, M, N, K);
+  const int64_t mn = (int64_t)M * N;
+  relu_mask<<<(unsigned)((mn + 255) / 256), 256, 0, a->stream>>>(y, (const float*)a->inputs[3].data, dy, mn);
   // dx[M, K] = dz[M, N] * W[N, K]
   matmul_strided<<<dim3((K + kTile - 1) / kTile, (M + kTile - 1) / kTile), block, 0, a->stream>>>(
       dy, N, 1, W, K, 1, dx, M, K, N);

@@ -1,5 +1,5 @@
-// CPU reference for gemm_bias_relu_backward: z = x W^T + b recomputed, dz = dy * (z > 0),
-// dx = dz W, dW = dz^T x, db = column sums of dz, in double.
+// CPU reference for gemm_bias_relu_backward: dz = dy * (y > 0) with y the forward's saved
+// output, dx = dz W, dW = dz^T x, db = column sums of dz, in double.
 #include <kevo/reference.h>
 
 #include <vector>
@@ -7,7 +7,7 @@
 KEVO_REFERENCE void kevo_reference(const kevo_ref_args* a) {
   const double* x = a->inputs[0].data;
   const double* W = a->inputs[1].data;
-  const double* b = a->inputs[2].data;
+  const double* y = a->inputs[2].data;
   const double* dy = a->inputs[3].data;
   double* dx = a->outputs[0].data;
   double* dW = a->outputs[1].data;
@@ -16,9 +16,7 @@ KEVO_REFERENCE void kevo_reference(const kevo_ref_args* a) {
   std::vector<double> dz(static_cast<size_t>(M * N));
   kevo_parallel(a, M, [&](int64_t i) {
     for (int64_t j = 0; j < N; ++j) {
-      double z = b[j];
-      for (int64_t k = 0; k < K; ++k) z += x[i * K + k] * W[j * K + k];
-      const double g = z > 0 ? dy[i * N + j] : 0.0;
+      const double g = y[i * N + j] > 0 ? dy[i * N + j] : 0.0;
       dz[static_cast<size_t>(i * N + j)] = g;
       for (int64_t k = 0; k < K; ++k) dx[i * K + k] += g * W[j * K + k];
     }

@@ -48,7 +48,7 @@ TEST(TaskContext, BackwardTasksNameSavedTensorsAndGradients) {
   Fixture f;
   EXPECT_FALSE(contains(f.ctx.signature, "backward pass"));
   Task bwd = f.task;
-  bwd.backward = BackwardSpec{"vec_forward", {"x"}, {{"dy", "y"}}, {{"dx", "x", "N"}}};
+  bwd.backward = BackwardSpec{"vec_forward", {"x"}, {{"y_saved", "y"}}, {{"dy", "y"}}, {{"dx", "x", "N"}}};
   MarkerEvaluator ev;
   TaskContext c = make_task_context(bwd, ev.evaluate_baseline(bwd, {}), "CUDA 12.4", "");
   EXPECT_TRUE(contains(c.signature, "backward pass of the forward task 'vec_forward'"))
@@ -57,6 +57,8 @@ TEST(TaskContext, BackwardTasksNameSavedTensorsAndGradients) {
                                     "from them): x"))
       << c.signature;
   EXPECT_TRUE(contains(c.signature, "incoming gradient: dy = dloss/dy (the forward's output y)"));
+  EXPECT_TRUE(contains(c.signature, "saved output: y_saved = the forward's output y (read it; do not recompute it)"))
+      << c.signature;
   EXPECT_TRUE(contains(c.signature, "produce: dx = dloss/dx (each element sums N terms)"));
 }
 

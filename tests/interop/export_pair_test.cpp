@@ -113,6 +113,26 @@ TEST(ExportPair, KernelsOnBothSides) {
   EXPECT_TRUE(r->ok()) << r->out << r->err;
 }
 
+// The bundled ReLU pair: its backward reads the forward's output y (saved_outputs), so the forward
+// must keep y, not only its inputs.
+TEST(ExportPair, TheForwardKeepsTheOutputsTheBackwardReads) {
+  TempDir tmp("kevo-pair");
+  const fs::path tasks = fs::path(KEVO_SOURCE_DIR) / "tasks";
+  auto f = load_task(tasks / "gemm_bias_relu");
+  auto bw = load_task(tasks / "gemm_bias_relu_backward");
+  ASSERT_TRUE(f && bw);
+  fs::path out = tmp.path / "pair";
+  auto s = export_torch_pair(*f, tasks / "gemm_bias_relu" / "baseline.cu", *bw,
+                             tasks / "gemm_bias_relu_backward" / "baseline.cu", out);
+  ASSERT_TRUE(s) << s.error().message;
+  auto py = *read_file(out / "autograd.py");
+  EXPECT_NE(py.find("SAVED = [\"x\", \"W\"]"), std::string::npos) << py;
+  EXPECT_NE(py.find("SAVED_OUTPUTS = {\"y\": 0, }"), std::string::npos) << py;
+  EXPECT_NE(py.find("BACKWARD_INPUTS = [\"x\", \"W\", \"y\", \"dy\"]"), std::string::npos) << py;
+  EXPECT_NE(py.find("GRAD_OUTPUTS = {\"dy\": 0, }"), std::string::npos) << py;
+  expect_parses(out / "autograd.py");
+}
+
 TEST(ExportPair, OneKernelTheOtherSideOnPyTorch) {
   KEVO_BRIDGE_OR_SKIP(b);
   TempDir tmp("kevo-pair");

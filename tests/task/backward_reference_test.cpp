@@ -106,6 +106,14 @@ TEST_P(BackwardTask, GradientsMatchFiniteDifferencesOfTheForward) {
   auto fh = generate_inputs(*fwd, c, kSeed, false);
   ASSERT_TRUE(bh && fh);
   std::vector<T> bin = to_doubles(*bh), fin = to_doubles(*fh), grads = outputs_of(*bwd, c);
+  // A saved output holds what the forward computes from these inputs (kevo's checks draw it:
+  // TASK_FORMAT.md, saved_outputs; the derivation is checked on the forward's own values).
+  if (!bwd->backward->saved_outputs.empty()) {
+    std::vector<T> ys = outputs_of(*fwd, c);
+    run_ref(fref, fin, ys, scalars_of(*fwd), fwd->dim_values(c));
+    for (const auto& [in, out] : bwd->backward->saved_outputs)
+      bin[index_of(bwd->inputs, in)] = ys[index_of(fwd->outputs, out)];
+  }
   run_ref(bref, bin, grads, scalars_of(*bwd), bwd->dim_values(c));
 
   double magnitude = 0;  // sum of |terms| of the loss: what its rounding error scales with

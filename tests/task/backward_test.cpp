@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "task/backward.h"
 #include "task/task.h"
@@ -236,4 +237,71 @@ TEST(Backward, ReductionToleranceGrowsWithTheTerms) {
   // The default f32 atol (1e-4) covers a sum over 8192 rows but not over a 64x64x16 image batch.
   EXPECT_LT(reduction_atol(8192), 1e-4);
   EXPECT_GT(reduction_atol(64 * 64 * 16 * 4), 1e-4);
+}
+
+namespace {
+
+// kBackward with the forward's output y saved as an input (as a ReLU layer's backward reads it).
+std::string with_saved_output(const std::string& y_init) {
+  std::string s = replace(kBackward, "[[inputs]]\nname = \"dy\"",
+                          "[[inputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"B\", \"M\"]\ninit = " + y_init +
+                              "\n[[inputs]]\nname = \"dy\"");
+  return replace(s, "grad_outputs = { dy = \"y\" }", "saved_outputs = { y = \"y\" }\ngrad_outputs = { dy = \"y\" }");
+}
+
+}  // namespace
+
+TEST(Backward, SavedOutputsAreInputsHoldingAForwardOutput) {
+  const std::string text = with_saved_output("{ dist = \"normal\", std = 1.0, min = 0.0 }");
+  auto b = parse_in(text, "linear_backward");
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_EQ(b->backward->saved_outputs.size(), 1u);
+  EXPECT_EQ(b->backward->saved_outputs[0], (std::pair<std::string, std::string>{"y", "y"}));
+  auto f = parse_in(kForward, "linear");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(check_backward_pair(*b, *f)) << check_backward_pair(*b, *f).error().message;
+  // Listed twice, or named after no output of the forward, or shaped unlike it: each named.
+  expect_parse_error(replace(text, "saved = [\"x\", \"W\"]", "saved = [\"x\", \"W\", \"y\"]"),
+                     "input 'y' must be listed exactly once");
+  expect_parse_error(replace(text, "saved_outputs = { y = \"y\" }", "saved_outputs = { q = \"y\" }"),
+                     "backward.saved_outputs.q: 'q' is not one of this task's inputs");
+  expect_pair_error(replace(text, "saved_outputs = { y = \"y\" }", "saved_outputs = { y = \"z\" }"), kForward,
+                    "backward.saved_outputs.y: 'z' is not an output of the forward task 'linear'");
+  expect_pair_error(replace(text, "name = \"y\"\ndtype = \"f32\"\nshape = [\"B\", \"M\"]",
+                            "name = \"y\"\ndtype = \"f32\"\nshape = [\"M\", \"B\"]"),
+                    kForward, "saved output 'y'");
+}
+
+TEST(Backward, MinRaisesDrawsAsAReluOutputLooks) {
+  auto b = parse_in(with_saved_output("{ dist = \"normal\", std = 1.0, min = 0.0 }"), "linear_backward");
+  ASSERT_TRUE(b) << b.error().message;
+  const Config& c = b->configs[0];
+  for (bool wide : {false, true}) {
+    auto xs = generate_inputs(*b, c, 7, wide);
+    ASSERT_TRUE(xs) << xs.error().message;
+    const HostTensor& y = (*xs)[2];
+    ASSERT_EQ(y.name, "y");
+    size_t zeros = 0, n = y.bytes.size() / sizeof(float);
+    for (size_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, y.bytes.data() + i * sizeof(float), sizeof v);
+      EXPECT_GE(v, 0.f);
+      zeros += v == 0.f;
+    }
+    EXPECT_GT(zeros, n / 3) << "about half of a clamped normal is exactly 0";
+    EXPECT_LT(zeros, 2 * n / 3);
+  }
+  // The timed draws (the runner's, issue 13) are raised the same way.
+  auto d = draw_spec(b->inputs[2], c.dims, 7, false);
+  ASSERT_TRUE(d);
+  d->timed = true;
+  int zeros = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    EXPECT_GE(draw_value(*d, i), 0.0);
+    zeros += draw_value(*d, i) == 0.0;
+  }
+  EXPECT_GT(zeros, 300);
+  // Only float draws take a min.
+  expect_parse_error(
+      with_saved_output("{ dist = \"normal\", std = 1.0, min = \"zero\" }"), "inputs(y).init.min: must be a number");
 }

@@ -8,6 +8,7 @@
 #include "check/compare.h"
 #include "compile/nvcc.h"
 #include "run/runner_client.h"
+#include "run/protocol.h"
 #include "task/tensor.h"
 #include "util/subprocess.h"
 
@@ -67,8 +68,7 @@ fs::path compile_copy() {
 json gen_desc(const std::string& name, DType dt, int64_t n, const DrawSpec& d) {
   return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", {n}},
           {"nbytes", static_cast<size_t>(n) * dtype_size(dt)},
-          {"gen", {{"kind", d.kind}, {"a", d.a}, {"b", d.b}, {"lo", d.lo}, {"hi", d.hi}, {"base", d.base},
-                   {"timed", d.timed}}}};
+          {"gen", proto::Gen::of(d)}};
 }
 
 json run_req(const json& in, const json& out, double shift, bool keep) {
@@ -90,8 +90,10 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
     Dist dist;
     DType dt;
     double a, b;
+    std::optional<double> min = std::nullopt;  // InitSpec::min (a ReLU output's draw)
   };
-  for (const Case& k : {Case{Dist::Normal, DType::F32, 0, 1}, Case{Dist::Normal, DType::BF16, 1, 2},
+  for (const Case& k : {Case{Dist::Normal, DType::F32, 0, 1}, Case{Dist::Normal, DType::F32, 0, 1, 0.0},
+                        Case{Dist::Normal, DType::BF16, 1, 2},
                         Case{Dist::LogNormal, DType::F16, 0, 0.5}, Case{Dist::Uniform, DType::F32, -2, 3},
                         Case{Dist::Laplace, DType::F32, 0, 1}, Case{Dist::Exponential, DType::F32, 2, 0},
                         Case{Dist::Int, DType::I64, 0, 0}, Case{Dist::Int, DType::I32, 0, 0},
@@ -105,6 +107,7 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
       spec.init.b = k.b;
       spec.init.low_expr = "3";
       spec.init.high_expr = "200";
+      spec.init.min = k.min;
       auto host = generate_input(spec, {n}, {}, 42, wide);
       ASSERT_TRUE(host);
       auto d = draw_spec(spec, {}, 42, wide);
@@ -127,7 +130,7 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
         }
       }
       std::string what = std::string(dtype_name(k.dt)) + " dist " + std::to_string(static_cast<int>(k.dist)) +
-                         (wide ? " wide" : "");
+                         (k.min ? " min" : "") + (wide ? " wide" : "");
       if (k.dist == Dist::Int || k.dist == Dist::Uniform) {
         EXPECT_EQ(differ, 0) << what;
       }
@@ -154,13 +157,15 @@ TEST(DeviceData, TimedDrawsAreTheHostsBits) {
     DType dt;
     double a, b;
     bool exact;
+    bool clamp = false;  // raised to 0 (InitSpec::min)
   };
-  for (const Case& k : {Case{kDrawNormal, DType::F32, 0, 1, true}, Case{kDrawNormal, DType::BF16, 1, 2, true},
+  for (const Case& k : {Case{kDrawNormal, DType::F32, 0, 1, true}, Case{kDrawNormal, DType::F32, 0, 1, true, true},
+                        Case{kDrawNormal, DType::BF16, 1, 2, true},
                         Case{kDrawUniform, DType::F32, -2, 3, true}, Case{kDrawInt, DType::I64, 0, 0, true},
                         Case{kDrawLogNormal, DType::F16, 0, 0.5, false}}) {
-    DrawSpec d{k.kind, k.a, k.b, 3, 200, draw_call_base(42, 17), true};
+    DrawSpec d{k.kind, k.a, k.b, 3, 200, draw_call_base(42, 17), true, k.clamp, 0.0};
     std::vector<uint8_t> host(static_cast<size_t>(n) * dtype_size(k.dt));
-    for (int64_t i = 0; i < n; ++i) store_from_double(host.data(), k.dt, static_cast<size_t>(i), draw_timed_value(d, i));
+    for (int64_t i = 0; i < n; ++i) store_from_double(host.data(), k.dt, static_cast<size_t>(i), draw_value(d, i));
     json out = {{"name", "y"}, {"dtype", static_cast<int>(k.dt)}, {"shape", {n}}, {"offset", 0}, {"nbytes", host.size()}};
     ASSERT_TRUE(runner->arena().resize(host.size()));
     auto r = runner->call(run_req(gen_desc("x", k.dt, n, d), out, 0, false), 60s);
@@ -173,7 +178,7 @@ TEST(DeviceData, TimedDrawsAreTheHostsBits) {
       EXPECT_EQ(differ, 0) << "kind " << k.kind;
     }
     EXPECT_LT(differ, n / 10000 + 1) << "kind " << k.kind;
-    std::printf("TIMED DRAW kind %d %s: %lld of %lld differ from the host\n", k.kind, dtype_name(k.dt),
+    std::printf("TIMED DRAW kind %d%s %s: %lld of %lld differ from the host\n", k.kind, k.clamp ? " min" : "", dtype_name(k.dt),
                 static_cast<long long>(differ), static_cast<long long>(n));
   }
 }

@@ -303,7 +303,7 @@ def dev_state(changed):
 
 def time_batch(msg):
     """A timed batch: wall time spent by sleeping (kernel 10 ms for the candidate, 20 ms for the
-    baseline, 2 ms of work around each call), events as each behaviour reports them."""
+    baseline, 3 ms of work around each call), events as each behaviour reports them."""
     slot, n, first = msg['slot'], msg['calls'], msg['first_call']
     b = slots.get(slot, 'pass') if slot else 'none'
     d_in, d_out = msg['inputs'][0], msg['outputs'][0]
@@ -316,10 +316,12 @@ def time_batch(msg):
     # Like a GPU, the batch's wall time is the device's, not the host's work beside it: the draws
     # and sums below run first and the sleep tops the batch up to its deadline, so a loaded CI
     # machine's slow Python does not turn into timing noise (it would hide a forger's shortfall).
-    # A fixed 20 ms per batch, the same in every series, covers the host work below (the last
-    # call's full draw, the exported buffer's update): a fixed cost the trusted series lacked
-    # would read as work stretched into the candidate's batches (check/outside_clock.h).
-    deadline = time.monotonic() + (20.0 + n * (kernel + 2.0)) / 1000.0
+    # A fixed 80 ms per batch and 3 ms per call, the same in every series, cover the host work
+    # below (each call's prefix, the last call's full draw, the exported buffer's update) even for
+    # a candidate whose kernel takes no time: work spilling past the deadline in one series and
+    # not in the trusted one (the baseline's 20 ms kernels leave room) would read as hidden work
+    # (check/outside_clock.h).
+    deadline = time.monotonic() + (80.0 + n * (kernel + 3.0)) / 1000.0
     key = msg['sums_key']
     rows = []
     for i in range(n):
@@ -345,7 +347,7 @@ def time_batch(msg):
             f.write(y.tobytes())
     time.sleep(max(0.0, deadline - time.monotonic()))
     reply = {'ok': True, 'call_ms': [reported] * n, 'flush_ms': [0.05] * n, 'sums': rows, 'rc': [0] * n,
-             'launch_error': '', 'span_ms': n * (kernel + 2.0), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
+             'launch_error': '', 'span_ms': n * (kernel + 3.0), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
              'threads_before': 3, 'threads_after': 3, 'violations': [], 'outputs_ipc': []}
     if msg.get('export_outputs'):
         reply['outputs_ipc'] = [export(pfx + d_out['name'])]

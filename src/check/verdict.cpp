@@ -81,7 +81,7 @@ nlohmann::json Verdict::to_json() const {
   nlohmann::json j;
   j["outcome"] = outcome_name(outcome);
   j["exit_code"] = exit_code(outcome);
-  j["reason"] = reason;
+  j["reason"] = reason_text();
   j["message"] = message;
   j["task"] = task;
   j["candidate"] = candidate;
@@ -143,7 +143,7 @@ nlohmann::json Verdict::to_json() const {
     j["timing"] = t;
   }
   j["flags"] = nlohmann::json::array();
-  for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason}, {"detail", f.detail}});
+  for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason_text()}, {"detail", f.detail}});
   if (device) j["device"] = device->to_json();
   if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
   if (profile) j["profile"] = profile->to_json();
@@ -202,7 +202,7 @@ std::string Verdict::to_text() const {
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",
                        t.floor.floor_ms, t.floor.bound, t.sol_fraction * 100);
   }
-  for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason, f.detail);
+  for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason_text(), f.detail);
   if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
   if (profile) {
     std::string lines = profile->to_text();
@@ -223,7 +223,7 @@ std::string Verdict::to_text() const {
   if (outcome == Outcome::Pass)
     s += fmt::format("VERDICT: PASS ({:.1f} s)\n", seconds);
   else
-    s += fmt::format("VERDICT: {} [{}] {}\n", outcome_name(outcome), reason, message);
+    s += fmt::format("VERDICT: {} [{}] {}\n", outcome_name(outcome), reason_text(), message);
   return s;
 }
 

@@ -123,7 +123,7 @@ void EvalSession::next_phase(EvalPhase p) {
 
 void EvalSession::end_phase() {
   auto now = Clock::now();
-  if (phase_) v.phases.emplace_back(to_string(*phase_), std::chrono::duration<double>(now - t_phase_).count());
+  if (phase_) v.phases.emplace_back(*phase_, std::chrono::duration<double>(now - t_phase_).count());
   phase_.reset();
   t_phase_ = now;
 }

@@ -107,7 +107,7 @@ nlohmann::json Verdict::to_json() const {
                             {"draws", c.draws}, {"max_abs_err", c.max_abs_err},
                             {"max_rel_err", c.max_rel_err}, {"detail", c.detail}, {"seconds", c.seconds}});
   j["phases"] = nlohmann::json::object();
-  for (const auto& [name, sec] : phases) j["phases"][name] = sec;
+  for (const auto& [phase, sec] : phases) j["phases"][to_string(phase)] = sec;
   j["work_seconds"] = nlohmann::json::object();
   for (const auto& [name, sec] : work) j["work_seconds"][name] = sec;
   if (timing) {
@@ -212,7 +212,8 @@ std::string Verdict::to_text() const {
   }
   if (!phases.empty()) {
     std::string p;
-    for (const auto& [name, sec] : phases) p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", name, sec);
+    for (const auto& [phase, sec] : phases)
+      p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", to_string(phase), sec);
     s += fmt::format("  seconds   {}\n", p);
   }
   if (!work.empty()) {

@@ -28,6 +28,8 @@ int exit_code(Outcome o);
 // The phases of one evaluation, in the order they run; Verdict::phases records the seconds of each
 // that ran, under its name.
 enum class EvalPhase { kSetup, kCorrectness, kTiming, kSanitize, kProfile, kPytorch };
+inline constexpr EvalPhase kEvalPhases[] = {EvalPhase::kSetup,    EvalPhase::kCorrectness, EvalPhase::kTiming,
+                                            EvalPhase::kSanitize, EvalPhase::kProfile,     EvalPhase::kPytorch};
 const char* to_string(EvalPhase p);  // "setup", "correctness", ...
 
 struct Flag {
@@ -105,7 +107,7 @@ struct Verdict {
   double seconds = 0;
   // Where the seconds went, in order: setup (static checks, compile, runner and oracle start),
   // correctness, timing, sanitize, pytorch (only the phases that ran).
-  std::vector<std::pair<std::string, double>> phases;
+  std::vector<std::pair<EvalPhase, double>> phases;
   // Seconds by kind of work across the phases: inputs (generation), oracle (reference outputs),
   // arena (copies between the checker and the runner's shared memory), candidate (its runs),
   // compare, timing_session (the runner's timed loop).

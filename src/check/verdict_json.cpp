@@ -201,10 +201,11 @@ Status lists_from(const json& j, Verdict& v) {
     v.flags.push_back({*why, field_or(f, "detail", std::string()), static_rule_of(text)});
   }
   // Stored by to_json as objects (names sorted); the phases' order is restored by that of the
-  // evaluation (setup, correctness, timing, sanitize, pytorch).
+  // evaluation (EvalPhase's).
   const json& ph = member(j, "phases", kObject);
-  for (const char* name : {"setup", "correctness", "timing", "sanitize", "pytorch"})
-    if (ph.contains(name) && ph[name].is_number()) v.phases.emplace_back(name, ph[name].get<double>());
+  for (EvalPhase p : kEvalPhases)
+    if (const char* name = to_string(p); ph.contains(name) && ph[name].is_number())
+      v.phases.emplace_back(p, ph[name].get<double>());
   for (const auto& [name, sec] : member(j, "work_seconds", kObject).items())
     if (sec.is_number()) v.work[name] = sec.get<double>();
   return {};

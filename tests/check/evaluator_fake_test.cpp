@@ -104,10 +104,10 @@ TEST_P(FakeRunner, Verdict) {
     EXPECT_NEAR(v.timing->outside.outside_ms, 10.0, 2.5) << v.to_text();
     EXPECT_EQ(v.configs.size(), 4u);                   // held-out included by default
     // Where the time went: the phases that ran, in order, adding up to the verdict's seconds.
-    std::vector<std::string> names;
+    std::vector<EvalPhase> phases;
     double sum = 0;
-    for (const auto& [n, s] : v.phases) names.push_back(n), sum += s;
-    EXPECT_EQ(names, (std::vector<std::string>{"setup", "correctness", "timing"}));
+    for (const auto& [p, s] : v.phases) phases.push_back(p), sum += s;
+    EXPECT_EQ(phases, (std::vector<EvalPhase>{EvalPhase::kSetup, EvalPhase::kCorrectness, EvalPhase::kTiming}));
     EXPECT_NEAR(sum, v.seconds, 0.05);
     for (const auto& cc : v.configs) EXPECT_GT(cc.seconds, 0) << cc.config;
     EXPECT_NE(v.to_text().find("seconds   setup"), std::string::npos) << v.to_text();
@@ -125,7 +125,7 @@ TEST_P(FakeRunner, Verdict) {
       EXPECT_TRUE(h.work.count(w)) << w << "\n" << h.to_text();
   } else {
     ASSERT_FALSE(v.phases.empty());  // a failed verdict still says where its time went
-    EXPECT_EQ(v.phases.front().first, "setup");
+    EXPECT_EQ(v.phases.front().first, EvalPhase::kSetup);
     // The host data path (the checker draws inputs and compares) decides the same way.
     o.device_data = false;
     Verdict h = evaluate(*task, o);

@@ -53,7 +53,8 @@ Verdict full_verdict() {
   v.flags.push_back({Reason::kTimingUnconfirmed, "why"});
   v.flags.push_back({Reason::kStatic, "fake", "stream_create"});
   v.device = DeviceCeilings{.name = "NVIDIA H100", .uuid = "GPU-1", .copy_gbps = 3000};
-  v.phases = {{"setup", 0.5}, {"correctness", 0.5}, {"timing", 0.5}};
+  v.phases = {{EvalPhase::kSetup, 0.5}, {EvalPhase::kCorrectness, 0.5}, {EvalPhase::kTiming, 0.5},
+              {EvalPhase::kProfile, 0.25}};
   v.work["oracle"] = 0.1;
   Profile prof;
   prof.status = ProfileStatus::kProfiled;

@@ -15,6 +15,10 @@ import traceback
 MAX_MESSAGE = 64 << 20
 
 
+class NoCudaError(RuntimeError):
+    """A request for device "cuda" where torch sees no CUDA device (reply kind "no_cuda")."""
+
+
 def _take_stdio():
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -119,8 +123,8 @@ class Bridge:
         import torch
         dev = req.get("device", "cpu")
         if dev.startswith("cuda") and not torch.cuda.is_available():
-            raise RuntimeError(f"no CUDA: torch {torch.__version__} sees no CUDA device "
-                               f"(torch.cuda.is_available() is False)")
+            raise NoCudaError(f"no CUDA: torch {torch.__version__} sees no CUDA device "
+                              f"(torch.cuda.is_available() is False)")
         if dev != "cpu" and not dev.startswith("cuda"):
             raise RuntimeError(f"unknown device '{dev}' (cpu or cuda)")
         return dev
@@ -367,8 +371,13 @@ def main():
             from .tensors import TensorError
             from .needs import explain
             need = explain(e)
-            kind = "reference" if need or isinstance(e, (ReferenceError_, TensorError)) else "python"
-            msg = need or (str(e) if kind == "reference" else f"{type(e).__name__}: {e}")
+            if isinstance(e, NoCudaError):
+                kind = "no_cuda"
+            elif need or isinstance(e, (ReferenceError_, TensorError)):
+                kind = "reference"
+            else:
+                kind = "python"
+            msg = need or (f"{type(e).__name__}: {e}" if kind == "python" else str(e))
             reply = {"id": rid, "ok": False, "kind": kind, "error": msg,
                      "traceback": traceback.format_exc()}
         try:

@@ -58,7 +58,7 @@ Comparison compare_with(const HostTensor& got, const Got& got_at, int64_t want_s
   c.count = got.numel();
   if (c.count != want_size) {
     c.ok = false;
-    c.reason = "mismatch";
+    c.reason = Reason::kMismatch;
     c.mismatches = c.count;
     return c;
   }
@@ -113,7 +113,7 @@ Comparison compare_with(const HostTensor& got, const Got& got_at, int64_t want_s
     c.mismatches += p.mismatches;
   });
   c.ok = c.mismatches == 0;
-  if (!c.ok) c.reason = c.unwritten ? "unwritten" : c.nonfinite ? "nan" : "mismatch";
+  if (!c.ok) c.reason = c.unwritten ? Reason::kUnwritten : c.nonfinite ? Reason::kNan : Reason::kMismatch;
   return c;
 }
 
@@ -164,7 +164,7 @@ int64_t count_unwritten(const HostTensor& t) {
 
 Comparison compare_runs(const HostTensor& a, const HostTensor& b, Tolerance tol) {
   Comparison c = compare_tensors(b, a, tol, false);
-  if (!c.ok) c.reason = "nondeterministic";
+  if (!c.ok) c.reason = Reason::kNondeterministic;
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "check/reason.h"
 #include "task/task.h"
 #include "task/tensor.h"
 
@@ -24,7 +25,7 @@ struct Comparison {
   double max_abs_err = 0, max_rel_err = 0;
   int64_t first_bad = -1;     // flat index of the first failing element
   double first_got = 0, first_want = 0;
-  std::string reason;         // "mismatch", "nan", "unwritten" (most telling first)
+  Reason reason = Reason::kNone;  // kUnwritten, kNan, kMismatch (most telling first); kNondeterministic
 
   // "3 of 1024 elements differ; first at [0, 5]: got 1.25, want 1.5; max abs err 0.25 ..."
   std::string describe(const std::vector<int64_t>& shape) const;

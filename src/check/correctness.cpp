@@ -49,7 +49,7 @@ Result<DevCompare> compare_dev(EvalSession& s, const json& outs, const json& out
   DevCompare dc;
   for (const auto& o : (*r)["outputs"]) {
     dc.outs.push_back(comparison_of(o["cmp"]));
-    if (o.contains("runs")) dc.runs.push_back(comparison_of(o["runs"], "nondeterministic"));
+    if (o.contains("runs")) dc.runs.push_back(comparison_of(o["runs"], Reason::kNondeterministic));
   }
   for (const auto& i : (*r)["inputs"]) dc.input_diffs.push_back(i.value("differing_bytes", uint64_t(0)));
   return dc;
@@ -62,7 +62,7 @@ std::optional<json> run_candidate(EvalSession& s, const json& req, const std::st
   bool ok = r && r->value("ok", false);
   if (!ok) {
     classify_death(s.v, *s.cand, r ? &*r : nullptr, where);
-    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, "runner", r ? field_or(*r, "error", "") : r.error().message);
+    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, Reason::kRunner, r ? field_or(*r, "error", "") : r.error().message);
   }
   if (!ok || !check_run_reply(s.v, *r, where, true)) {
     cc.ok = false;
@@ -72,7 +72,7 @@ std::optional<json> run_candidate(EvalSession& s, const json& req, const std::st
   return *r;
 }
 
-void fail_config(EvalSession& s, ConfigCheck& cc, Outcome o, const std::string& reason, std::string detail) {
+void fail_config(EvalSession& s, ConfigCheck& cc, Outcome o, Reason reason, std::string detail) {
   cc.ok = false;
   cc.detail = std::move(detail);
   s.v.set(o, reason, cc.detail);
@@ -83,7 +83,7 @@ void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json
                const std::string& where, const std::string& runs_where) {
   for (size_t i = 0; i < dc.input_diffs.size() && cc.ok; ++i)
     if (dc.input_diffs[i])
-      fail_config(s, cc, Outcome::Incorrect, "input_modified",
+      fail_config(s, cc, Outcome::Incorrect, Reason::kInputModified,
                   fmt::format("{}: input '{}' was modified by the candidate ({} bytes differ)", where,
                               gins[i]["name"].get<std::string>(), dc.input_diffs[i]));
   for (size_t o = 0; o < dc.outs.size() && cc.ok; ++o) {
@@ -97,7 +97,7 @@ void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json
   }
   for (size_t o = 0; o < dc.runs.size() && cc.ok; ++o)
     if (!dc.runs[o].ok)
-      fail_config(s, cc, Outcome::Incorrect, "nondeterministic",
+      fail_config(s, cc, Outcome::Incorrect, Reason::kNondeterministic,
                   fmt::format("{}: two runs on the same inputs disagree (different poison and buffer placement): {}",
                               runs_where, dc.runs[o].describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
 }
@@ -109,11 +109,11 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_in
   auto gins = drawn_inputs(s.task, c, seed, wide);
   auto odescs = output_descs(s.task, c);
   if (!gins || !odescs) {
-    s.v.set(Outcome::InfraError, "task", (!gins ? gins.error() : odescs.error()).message);
+    s.v.set(Outcome::InfraError, Reason::kTask, (!gins ? gins.error() : odescs.error()).message);
     return false;
   }
   if (auto st = s.timed("oracle", [&] { return oracle.device_outputs(c, *gins, *odescs); }); !st) {
-    s.v.set(Outcome::InfraError, "oracle", st.error().message);
+    s.v.set(Outcome::InfraError, Reason::kOracle, st.error().message);
     return false;
   }
   for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
@@ -138,7 +138,7 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_in
         cc.detail = s.v.message;
         break;
       }
-      s.v.set(Outcome::InfraError, "compare", dc.error().message);
+      s.v.set(Outcome::InfraError, Reason::kCompare, dc.error().message);
       return false;
     }
     judge_dev(s, cc, *dc, *gins, *odescs, where, fmt::format("config '{}' seed {}", c.name, seed_index));
@@ -151,7 +151,7 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_in
 std::optional<GpuLock> share_gpu(EvalSession& s) {
   auto lock = lock_gpu(s, GpuLock::Mode::Shared);
   if (!lock) {
-    s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
+    s.v.set(Outcome::InfraError, Reason::kGpuBusy, lock.error().message);
     return std::nullopt;
   }
   return std::move(*lock);
@@ -162,7 +162,7 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
   Tolerance tol = s.task.tolerance_for(s.task.precision());
   const bool inplace = s.task.inplace;
   auto ins = s.timed("inputs", [&] { return generate_inputs(s.task, c, seed, wide); });
-  if (!ins) return s.v.set(Outcome::InfraError, "task", ins.error().message), false;
+  if (!ins) return s.v.set(Outcome::InfraError, Reason::kTask, ins.error().message), false;
   // The host path holds the GPU only while a runner uses it: a CPU reference can take minutes on a
   // large config, and a timing elsewhere on this GPU would wait for all of it.
   auto want = s.timed("oracle", [&]() -> Result<std::vector<Expected>> {
@@ -172,11 +172,11 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
     return s.oracle->host_outputs(c, *ins);
   });
   if (!want && s.v.outcome != Outcome::Pass) return false;
-  if (!want) return s.v.set(Outcome::InfraError, "oracle", want.error().message), false;
+  if (!want) return s.v.set(Outcome::InfraError, Reason::kOracle, want.error().message), false;
   auto p = prepare(s.task, c, *ins, !inplace);
-  if (!p) return s.v.set(Outcome::InfraError, "task", p.error().message), false;
+  if (!p) return s.v.set(Outcome::InfraError, Reason::kTask, p.error().message), false;
   if (auto st = s.cand->arena().resize(p->layout.size); !st)
-    return s.v.set(Outcome::InfraError, "memory", st.error().message), false;
+    return s.v.set(Outcome::InfraError, Reason::kMemory, st.error().message), false;
   std::vector<std::vector<HostTensor>> runs;
   for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
     std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
@@ -194,7 +194,7 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
     auto outs = s.timed("arena", [&] { return get_outputs(s.cand->arena(), p->outputs); });
     for (size_t i = 0; i < ins->size() && !inplace && cc.ok; ++i)
       if (!arena_holds(s.cand->arena(), p->inputs_after[i], (*ins)[i]))
-        fail_config(s, cc, Outcome::Incorrect, "input_modified",
+        fail_config(s, cc, Outcome::Incorrect, Reason::kInputModified,
                     fmt::format("{}: input '{}' was modified by the candidate", where, (*ins)[i].name));
     for (size_t o = 0; o < outs.size() && cc.ok; ++o) {
       Comparison cmp = s.timed("compare", [&] { return compare_output(outs[o], (*want)[o], tol, placement == 0); });
@@ -211,7 +211,7 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
   for (size_t o = 0; cc.ok && runs.size() == 2 && o < runs[0].size(); ++o) {
     Comparison cmp = s.timed("compare", [&] { return compare_runs(runs[0][o], runs[1][o], tol); });
     if (!cmp.ok)
-      fail_config(s, cc, Outcome::Incorrect, "nondeterministic",
+      fail_config(s, cc, Outcome::Incorrect, Reason::kNondeterministic,
                   fmt::format("config '{}' seed {}: two runs on the same inputs disagree (different poison and "
                               "buffer placement): {}",
                               c.name, seed_index, cmp.describe(runs[0][o].shape)));

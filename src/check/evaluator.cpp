@@ -123,7 +123,7 @@ void EvalSession::next_phase(EvalPhase p) {
 
 void EvalSession::end_phase() {
   auto now = Clock::now();
-  if (phase_) v.phases.emplace_back(to_string(*phase_), std::chrono::duration<double>(now - t_phase_).count());
+  if (phase_) v.phases.emplace_back(*phase_, std::chrono::duration<double>(now - t_phase_).count());
   phase_.reset();
   t_phase_ = now;
 }
@@ -164,13 +164,13 @@ bool EvalSession::await_cand() {
   if (cand || !cand_start.valid()) return true;
   auto r = timed("runner_wait", [&] { return cand_start.get(); });
   if (!r) {
-    v.set(Outcome::InfraError, "runner", r.error().message);
+    v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
     return false;
   }
   cand = std::move(r->first);
   const json& h = r->second;
   if (!h.value("ok", false)) {
-    v.set(Outcome::InfraError, "no_gpu",
+    v.set(Outcome::InfraError, Reason::kNoGpu,
           fmt::format("no usable GPU ({}); use --compile-only on a machine without one", field_or(h, "error", "")));
     return false;
   }
@@ -185,7 +185,7 @@ bool EvalSession::await_trusted() {
   if (trusted) return true;
   auto r = timed("runner_wait", [&] { return (trusted_start.valid() ? std::move(trusted_start) : start_runner(opts)).get(); });
   if (!r) {
-    v.set(Outcome::InfraError, "runner", r.error().message);
+    v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
     return false;
   }
   trusted = std::move(r->first);
@@ -197,7 +197,7 @@ bool EvalSession::await_trusted() {
 bool intake_phase(EvalSession& s) {
   const Task& task = s.task;
   if (s.opts.baseline_mode && !task.has_baseline()) {
-    s.v.set(Outcome::InfraError, "task",
+    s.v.set(Outcome::InfraError, Reason::kTask,
             fmt::format("{} has no baseline.cu yet (tasks imported from PyTorch get one from a translation step; "
                         "write one in the candidate ABI meanwhile)",
                         task.dir.string()));
@@ -207,7 +207,7 @@ bool intake_phase(EvalSession& s) {
   // kevo_forward (check/intake.h); each a compile_error with its own reason, never an internal error.
   IntakeOptions io;
   auto refuse = [&](const IntakeFinding& f) {
-    s.v.set(Outcome::CompileError, std::string("intake:") + to_string(f.code), f.message);
+    s.v.set(Outcome::CompileError, intake_reason(f.code), f.message);
     return false;
   };
   if (!s.opts.baseline_mode) {
@@ -218,7 +218,7 @@ bool intake_phase(EvalSession& s) {
   }
   auto src = read_file(s.opts.baseline_mode ? task.baseline_path() : s.opts.candidate);
   if (!src) {
-    s.v.set(Outcome::InfraError, "input", src.error().message);
+    s.v.set(Outcome::InfraError, Reason::kInput, src.error().message);
     return false;
   }
   if (!s.opts.baseline_mode)
@@ -231,7 +231,7 @@ bool intake_phase(EvalSession& s) {
   if (s.opts.static_gate)
     for (const auto& f : s.v.findings)
       if (f.severity == Finding::Severity::Unsafe) {
-        s.v.set(Outcome::Unsafe, "static:" + f.rule, fmt::format("line {}: {}", f.line, f.message));
+        s.v.set(Outcome::Unsafe, Reason::kStatic, fmt::format("line {}: {}", f.line, f.message), f.rule);
         return false;
       }
   s.compile_options.arch = s.opts.arch;
@@ -288,22 +288,23 @@ bool compile_phase(EvalSession& s) {
     }
   }
   if (!cres) {
-    s.v.set(Outcome::InfraError, "compiler", cres.error().message);
+    s.v.set(Outcome::InfraError, Reason::kCompiler, cres.error().message);
     return false;
   }
   s.v.compile = *cres;
   if (!cres->ok) {
-    s.v.set(cres->timed_out ? Outcome::Timeout : Outcome::CompileError, cres->timed_out ? "compile_timeout" : "compile",
+    s.v.set(cres->timed_out ? Outcome::Timeout : Outcome::CompileError,
+            cres->timed_out ? Reason::kCompileTimeout : Reason::kCompile,
             "the candidate does not compile");
     return false;
   }
   s.cand_so = *cres;
   // The compiled library must export kevo_forward itself (not only a C++-mangled one).
   if (auto ex = confirm_exports(cres->so_path); !ex) {
-    s.v.set(Outcome::InfraError, "compiler", ex.error().message);
+    s.v.set(Outcome::InfraError, Reason::kCompiler, ex.error().message);
     return false;
   } else if (*ex) {
-    s.v.set(Outcome::CompileError, std::string("intake:") + to_string((*ex)->code), (*ex)->message);
+    s.v.set(Outcome::CompileError, intake_reason((*ex)->code), (*ex)->message);
     return false;
   }
   if (opts.compile_only || opts.baseline_mode || !s.task.has_baseline()) return true;
@@ -311,7 +312,7 @@ bool compile_phase(EvalSession& s) {
   // imported from PyTorch may have none yet: then the candidate is timed alone.
   auto b = compile_source(s, true);
   if (!b || !b->ok) {
-    s.v.set(Outcome::InfraError, "baseline",
+    s.v.set(Outcome::InfraError, Reason::kBaseline,
             fmt::format("the task's baseline does not compile: {}", b ? b->diagnostics : b.error().message));
     return false;
   }
@@ -328,37 +329,37 @@ bool oracle_phase(EvalSession& s) {
   if (s.trusted && s.base_so) {
     auto l = s.trusted->call({{"cmd", "load"}, {"slot", "base"}, {"path", s.base_so->so_path.string()}}, 60s);
     if (!l || !l->value("ok", false)) {
-      s.v.set(Outcome::InfraError, "baseline", "cannot load the baseline in its own process");
+      s.v.set(Outcome::InfraError, Reason::kBaseline, "cannot load the baseline in its own process");
       return false;
     }
   }
   if (task.oracle_is_torch) {
     auto b = interop::TorchBridge::start();
     if (!b) {
-      s.v.set(Outcome::InfraError, "torch", fmt::format("cannot start the PyTorch bridge: {}", b.error().message));
+      s.v.set(Outcome::InfraError, Reason::kTorch, fmt::format("cannot start the PyTorch bridge: {}", b.error().message));
       return false;
     }
     Status err;
     s.oracle = make_torch_oracle(std::move(*b), task, s.opts.device_data ? s.trusted.get() : nullptr,
                                  s.opts.torch_device, timeout, &err);
-    if (!s.oracle) s.v.set(Outcome::InfraError, "torch", err.error().message);
+    if (!s.oracle) s.v.set(Outcome::InfraError, Reason::kTorch, err.error().message);
   } else if (s.opts.baseline_mode || task.oracle_is_reference) {
     auto ref = CpuReference::compile(task, s.compile_options);
     if (!ref) {
-      s.v.set(Outcome::InfraError, "reference", ref.error().message);
+      s.v.set(Outcome::InfraError, Reason::kReference, ref.error().message);
       return false;
     }
     s.oracle = make_cpu_oracle(task, std::move(*ref));
     if (s.opts.baseline_mode && s.trusted) {  // configs over the host budget: the baseline against itself
       auto l = s.trusted->call({{"cmd", "load"}, {"slot", "base"}, {"path", s.cand_so->so_path.string()}}, 60s);
       if (!l || !l->value("ok", false)) {
-        s.v.set(Outcome::InfraError, "baseline", "cannot load the baseline in a second process");
+        s.v.set(Outcome::InfraError, Reason::kBaseline, "cannot load the baseline in a second process");
         return false;
       }
       s.consistency = make_baseline_oracle(task, *s.trusted, timeout);
     }
   } else if (!s.base_so) {
-    s.v.set(Outcome::InfraError, "task", fmt::format("{} has no baseline.cu to serve as the oracle", task.dir.string()));
+    s.v.set(Outcome::InfraError, Reason::kTask, fmt::format("{} has no baseline.cu to serve as the oracle", task.dir.string()));
   } else {
     // The oracle runs the trusted baseline in its own process: reference outputs never exist in
     // the candidate's process.
@@ -377,19 +378,19 @@ bool load_phase(EvalSession& s) {
     return false;
   }
   if (!l->value("ok", false)) {
-    s.v.set(Outcome::CompileError, "load", field_or(*l, "error", "cannot load the candidate"));
+    s.v.set(Outcome::CompileError, Reason::kLoad, field_or(*l, "error", "cannot load the candidate"));
     return false;
   }
   if (l->contains("state") && !(*l)["state"].is_null())
     if (auto st = proto::decode<proto::DeviceState>((*l)["state"], "load reply")) s.state_at_load = *st;
   if (const json& sb = (*l)["sandbox"]; sb.is_string())
-    s.v.flags.push_back({"sandbox_unavailable", "the candidate's runner has no seccomp filter: " + sb.get<std::string>()});
+    s.v.flags.push_back({Reason::kSandboxUnavailable, "the candidate's runner has no seccomp filter: " + sb.get<std::string>()});
   if (int b = l->value("threads_before", 0), a = l->value("threads_after", 0); a > b) {
     std::string d = fmt::format("loading the candidate: the process had {} threads before and {} after: a "
                                 "static constructor started a host thread",
                                 b, a);
-    s.v.flags.push_back({"host_thread", d});
-    s.v.set(Outcome::Unsafe, "host_thread", d);
+    s.v.flags.push_back({Reason::kHostThread, d});
+    s.v.set(Outcome::Unsafe, Reason::kHostThread, d);
     return false;
   }
   return true;
@@ -410,7 +411,7 @@ static void sol_check(EvalSession& s, const Config& c) {
   Timing& t = *s.v.timing;
   auto dev = device_ceilings(false, s.hello.value("uuid", ""), s.opts.gpu);
   if (!dev) {
-    s.v.flags.push_back({"sol_unavailable", dev.error().message});
+    s.v.flags.push_back({Reason::kSolUnavailable, dev.error().message});
     return;
   }
   s.v.device = *dev;
@@ -418,7 +419,7 @@ static void sol_check(EvalSession& s, const Config& c) {
   t.floor = sol_floor(*dev, fl ? *fl : 0, by ? *by : 0, s.task.precision());
   if (t.candidate.median > 0) t.sol_fraction = t.floor.floor_ms / t.candidate.median;
   if (t.candidate.median > 0 && t.candidate.median < t.floor.impossible_ms)
-    s.v.set(Outcome::Unsafe, "below_sol",
+    s.v.set(Outcome::Unsafe, Reason::kBelowSol,
             fmt::format("timing on config '{}': {:.4f} ms is below what this device can do for {} ({:.4f} ms): "
                         "suspected skipped work",
                         c.name, t.candidate.median, s.task.name, t.floor.impossible_ms));
@@ -461,12 +462,12 @@ void timing_phase(EvalSession& s) {
   if (ts.trusted != ts.cand) (void)ts.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "snap/"})}}, 60s);
   // One timer per GPU: correctness checks may share it, timing may not (util/gpu_lock.h).
   auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
-  if (!lock) return s.v.set(Outcome::InfraError, "gpu_busy", lock.error().message);
+  if (!lock) return s.v.set(Outcome::InfraError, Reason::kGpuBusy, lock.error().message);
   run_timing(ts, s.v);
   if (s.v.outcome != Outcome::Pass || !s.v.timing) return;
   sol_check(s, c);
   if (s.v.outcome == Outcome::Pass && s.v.timing->outside.verdict == OutsideVerdict::Inconclusive)
-    s.v.set(Outcome::InfraError, "timing_noisy",
+    s.v.set(Outcome::InfraError, Reason::kTimingNoisy,
             fmt::format("timing on config '{}': the host was too noisy for the checker's clock to confirm the "
                         "candidate's figure within {:.0f} s: {}",
                         c.name, kNoisyBudgets * s.opts.time_budget_s, s.v.timing->outside.detail));

@@ -28,12 +28,12 @@ void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::s
     bool illegal = err.find("IllegalAddress") != std::string::npos ||
                    err.find("illegal") != std::string::npos ||
                    err.find("MisalignedAddress") != std::string::npos;
-    v.set(Outcome::Crash, illegal ? "illegal_address" : "cuda_error",
+    v.set(Outcome::Crash, illegal ? Reason::kIllegalAddress : Reason::kCudaError,
           fmt::format("{}: {}", what, err));
     return;
   }
   if (!r.death()) {
-    v.set(Outcome::InfraError, "runner", fmt::format("{}: the runner failed without dying", what));
+    v.set(Outcome::InfraError, Reason::kRunner, fmt::format("{}: the runner failed without dying", what));
     return;
   }
   const RunnerDeath& d = *r.death();
@@ -42,13 +42,13 @@ void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::s
                                 tail.empty() ? "" : "; its last output: " + tail);
   switch (d.kind) {
     case RunnerDeath::Kind::Timeout:
-      v.set(Outcome::Timeout, "timeout", msg);
+      v.set(Outcome::Timeout, Reason::kTimeout, msg);
       break;
     case RunnerDeath::Kind::Signal:
-      v.set(Outcome::Crash, d.signal == SIGABRT ? "abort" : "signal", msg);
+      v.set(Outcome::Crash, d.signal == SIGABRT ? Reason::kAbort : Reason::kSignal, msg);
       break;
     case RunnerDeath::Kind::Exited:
-      v.set(Outcome::Crash, "exit", msg + " (the candidate ended the process)");
+      v.set(Outcome::Crash, Reason::kExit, msg + " (the candidate ended the process)");
       break;
   }
 }
@@ -64,7 +64,7 @@ double hidden_ms(double after_stream_ms, double after_stream_cpu_ms) {
 
 bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden) {
   for (const auto& x : r.value("violations", json::array())) {
-    std::string kind = x.value("kind", "guard");
+    const Reason kind = violation_reason(x.value("kind", "guard"));
     v.flags.push_back({kind, where + ": " + x.value("detail", "")});
     v.set(Outcome::Unsafe, kind, where + ": " + x.value("detail", ""));
   }
@@ -72,13 +72,13 @@ bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool c
     std::string d = fmt::format("{}: the process had {} threads before the call and {} after: the "
                                 "candidate left a host thread running",
                                 where, r.value("threads_before", 0), r.value("threads_after", 0));
-    v.flags.push_back({"host_thread", d});
-    v.set(Outcome::Unsafe, "host_thread", d);
+    v.flags.push_back({Reason::kHostThread, d});
+    v.set(Outcome::Unsafe, Reason::kHostThread, d);
   }
   std::string le = r.value("launch_error", "");
-  if (!le.empty()) v.set(Outcome::Crash, "launch_error", where + ": " + le);
+  if (!le.empty()) v.set(Outcome::Crash, Reason::kLaunchError, where + ": " + le);
   if (r.value("rc", 0) != 0)
-    v.set(Outcome::Crash, "returned_error",
+    v.set(Outcome::Crash, Reason::kReturnedError,
           fmt::format("{}: kevo_forward returned {}", where, r.value("rc", 0)));
   if (check_hidden) {
     double span = r.value("span_ms", 0.0);
@@ -88,8 +88,8 @@ bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool c
       std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after the given stream "
                                   "finished its {:.2f} ms of work",
                                   where, after, span);
-      v.flags.push_back({"hidden_work", d});
-      v.set(Outcome::Unsafe, "hidden_work", d);
+      v.flags.push_back({Reason::kHiddenWork, d});
+      v.set(Outcome::Unsafe, Reason::kHiddenWork, d);
     }
   }
   return v.outcome == Outcome::Pass;
@@ -134,7 +134,13 @@ std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json&
   return out;
 }
 
-Comparison comparison_of(const json& j, const char* fail_reason) {
+Reason violation_reason(std::string_view kind) {
+  for (Reason r : {Reason::kForeignStream, Reason::kStreamCreated, Reason::kAllocLimit, Reason::kHiddenWork})
+    if (to_string(r) == kind) return r;
+  return Reason::kGuard;
+}
+
+Comparison comparison_of(const json& j, Reason fail_reason) {
   // Non-finite values travel as "nan", "inf", "-inf" (JSON has no such numbers).
   auto num = [&](const char* k) {
     if (!j.contains(k)) return 0.0;
@@ -154,7 +160,11 @@ Comparison comparison_of(const json& j, const char* fail_reason) {
   c.max_abs_err = num("max_abs_err");
   c.max_rel_err = num("max_rel_err");
   c.ok = c.mismatches == 0;
-  if (!c.ok) c.reason = fail_reason ? fail_reason : c.unwritten ? "unwritten" : c.nonfinite ? "nan" : "mismatch";
+  if (!c.ok)
+    c.reason = fail_reason != Reason::kNone ? fail_reason
+               : c.unwritten                ? Reason::kUnwritten
+               : c.nonfinite                ? Reason::kNan
+                                            : Reason::kMismatch;
   return c;
 }
 

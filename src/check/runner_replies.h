@@ -27,8 +27,13 @@ Result<json> output_descs(const Task& task, const Config& c);
 // Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
 std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc);
 
-// A comparison made on the GPU by the oracle's runner (runner/device_data.h), in compare.h's terms.
-Comparison comparison_of(const json& j, const char* fail_reason = nullptr);
+// A comparison made on the GPU by the oracle's runner (runner/device_data.h), in compare.h's terms;
+// a failed one has `fail_reason`, or with kNone the most telling of unwritten, nan and mismatch.
+Comparison comparison_of(const json& j, Reason fail_reason = Reason::kNone);
+
+// The reason of a guard violation the runner reported by its kind ("foreign_stream", ...); a kind
+// this build does not know is kGuard.
+Reason violation_reason(std::string_view kind);
 
 std::string arch_from_hello(const json& h);
 

@@ -33,7 +33,9 @@ void sanitize_phase(EvalSession& s) {
       v.sanitizer = "compute-sanitizer not found: skipped";
     } else {
       std::vector<std::string> parts;
-      for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
+      for (const auto& [tool, reason] : {std::pair{"memcheck", Reason::kSanitizerMemcheck},
+                                         std::pair{"racecheck", Reason::kSanitizerRacecheck},
+                                         std::pair{"initcheck", Reason::kSanitizerInitcheck}}) {
         // compute-sanitizer reports on stdout, which the runner's session discards: its report
         // goes to a log file instead, read once it has exited.
         fs::path log = fs::temp_directory_path() / fmt::format("kevo-sanitize-{}-{}.log", getpid(), tool);
@@ -50,16 +52,16 @@ void sanitize_phase(EvalSession& s) {
         if (!ran) {  // a summary of a run that never happened would prove nothing
           parts.push_back(fmt::format("{}: the candidate did not run under the sanitizer ({})", tool,
                                       ran.error().message));
-          v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
+          v.flags.push_back({reason, text.substr(0, 1500)});
           continue;
         }
         SanitizerSummary sum = read_sanitizer_summary(tool, text);
         parts.push_back(fmt::format("{}: {}", tool, sum.found ? sum.line : "no summary"));
         if (!sum.found) {
-          v.flags.push_back({"sanitizer:" + std::string(tool), "no summary in its report: " + text.substr(0, 1500)});
+          v.flags.push_back({reason, "no summary in its report: " + text.substr(0, 1500)});
         } else if (!sum.clean) {
-          v.flags.push_back({"sanitizer:" + std::string(tool), text.substr(0, 1500)});
-          v.set(Outcome::Incorrect, std::string("sanitizer:") + tool,
+          v.flags.push_back({reason, text.substr(0, 1500)});
+          v.set(Outcome::Incorrect, reason,
                 fmt::format("compute-sanitizer {} on config '{}': {}", tool, small->name, sum.line));
         }
       }

@@ -97,7 +97,7 @@ bool TimingRun::prepare() {
   auto ins = drawn_inputs(task, *s_.config, s_.seed + kTimingSeedOffset, false);
   auto outs = output_descs(task, *s_.config);
   if (!ins || !outs) {
-    v_.set(Outcome::InfraError, "task", (!ins ? ins.error() : outs.error()).message);
+    v_.set(Outcome::InfraError, Reason::kTask, (!ins ? ins.error() : outs.error()).message);
     return false;
   }
   for (const auto& d : *ins) inputs_.push_back(d.get<proto::TensorDesc>());
@@ -142,22 +142,22 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
   if (!r || !r->value("ok", false)) {
     if (s.kind == SeriesKind::Candidate) {
       classify_death(v_, *s.runner, r ? &*r : nullptr, where_);
-      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, "runner", r ? field_or(*r, "error", "") : r.error().message);
+      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, Reason::kRunner, r ? field_or(*r, "error", "") : r.error().message);
     } else {
-      v_.set(Outcome::InfraError, "baseline",
+      v_.set(Outcome::InfraError, Reason::kBaseline,
              fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r ? field_or(*r, "error", r->dump()) : r.error().message));
     }
     return std::nullopt;
   }
   auto decoded = proto::decode<proto::TimeBatchReply>(*r, "time_batch reply");
   if (!decoded) {
-    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, "timing_forged",
+    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, Reason::kTimingForged,
            fmt::format("{}: {}'s runner: {}", where_, s.name(), decoded.error().message));
     return std::nullopt;
   }
   auto rep = std::move(*decoded);
   if (rep.call_ms.size() != static_cast<size_t>(n) || rep.sums.size() != static_cast<size_t>(n)) {
-    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, "timing_forged",
+    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, Reason::kTimingForged,
            fmt::format("{}: {}'s runner answered for {} calls of {}", where_, s.name(), rep.call_ms.size(), n));
     return std::nullopt;
   }
@@ -176,25 +176,25 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
 // The candidate's runner's guards, and the state it leaves behind.
 bool TimingRun::check_candidate(const proto::TimeBatchReply& r, const std::string& where) {
   for (const auto& x : r.violations) {
-    v_.flags.push_back({x.kind, where + ": " + x.detail});
-    v_.set(Outcome::Unsafe, x.kind, where + ": " + x.detail);
+    v_.flags.push_back({violation_reason(x.kind), where + ": " + x.detail});
+    v_.set(Outcome::Unsafe, violation_reason(x.kind), where + ": " + x.detail);
   }
   if (r.threads_after > r.threads_before) {
     std::string d = fmt::format("{}: the process had {} threads before the batch and {} after: the candidate "
                                 "left a host thread running",
                                 where, r.threads_before, r.threads_after);
-    v_.flags.push_back({"host_thread", d});
-    v_.set(Outcome::Unsafe, "host_thread", d);
+    v_.flags.push_back({Reason::kHostThread, d});
+    v_.set(Outcome::Unsafe, Reason::kHostThread, d);
   }
-  if (!r.launch_error.empty()) v_.set(Outcome::Crash, "launch_error", where + ": " + r.launch_error);
+  if (!r.launch_error.empty()) v_.set(Outcome::Crash, Reason::kLaunchError, where + ": " + r.launch_error);
   for (int rc : r.rc)
-    if (rc != 0) v_.set(Outcome::Crash, "returned_error", fmt::format("{}: kevo_forward returned {}", where, rc));
+    if (rc != 0) v_.set(Outcome::Crash, Reason::kReturnedError, fmt::format("{}: kevo_forward returned {}", where, rc));
   if (double after = hidden_ms(r.after_stream_ms, r.after_stream_cpu_ms); after > kHiddenWorkMs) {
     std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after a timed batch on the given stream "
                                 "finished ({:.2f} ms of work)",
                                 where, after, r.span_ms);
-    v_.flags.push_back({"hidden_work", d});
-    v_.set(Outcome::Unsafe, "hidden_work", d);
+    v_.flags.push_back({Reason::kHiddenWork, d});
+    v_.set(Outcome::Unsafe, Reason::kHiddenWork, d);
   }
   if (r.state_before && !state0_) state0_ = r.state_before;
   for (const auto* st : {&r.state_before, &r.state_after})
@@ -202,8 +202,8 @@ bool TimingRun::check_candidate(const proto::TimeBatchReply& r, const std::strin
       std::string d = fmt::format("{}: the candidate changed device or stream state that persists after its "
                                   "call: {}",
                                   where, state0_->diff(**st));
-      v_.flags.push_back({"device_state", d});
-      v_.set(Outcome::Unsafe, "device_state", d);
+      v_.flags.push_back({Reason::kDeviceState, d});
+      v_.set(Outcome::Unsafe, Reason::kDeviceState, d);
       break;
     }
   return v_.outcome == Outcome::Pass;
@@ -216,7 +216,7 @@ bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeB
     for (size_t o = 0; o < outputs_.size() && o < cand.sums[i].size() && o < base.sums[i].size(); ++o) {
       SumsCheck c = compare_sums(cand.sums[i][o], base.sums[i][o], tol);
       if (c.ok) continue;
-      v_.set(Outcome::Incorrect, "timed_output",
+      v_.set(Outcome::Incorrect, Reason::kTimedOutput,
              fmt::format("{}: the output '{}' of timed call {} (fresh inputs) is wrong: {}", where_,
                          outputs_[o].name, first_call + i, c.why));
       return false;
@@ -299,7 +299,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
   if (cand.outputs_ipc.size() != outputs_.size()) return true;
   if (!s_.has_baseline) {
     if (!s_.validate_last) {
-      v_.flags.push_back({"timed_output_unchecked", "no baseline and no oracle on the GPU: timed outputs not validated"});
+      v_.flags.push_back({Reason::kTimedOutputUnchecked, "no baseline and no oracle on the GPU: timed outputs not validated"});
       return true;
     }
     json ins = json::array(), outs = json::array();
@@ -310,7 +310,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
     }
     for (const auto& d : outputs_) outs.push_back(d);
     if (auto st = s_.validate_last(ins, outs, cand.outputs_ipc); !st)
-      v_.set(Outcome::Incorrect, "timed_output",
+      v_.set(Outcome::Incorrect, Reason::kTimedOutput,
              fmt::format("{}: the output of the last timed call is wrong: {}", where_, st.error().message));
     return v_.outcome == Outcome::Pass;
   }
@@ -329,13 +329,13 @@ bool TimingRun::check_last_output(uint64_t last_call) {
       classify_death(v_, *s_.cand, nullptr, where_ + " (after the last batch)");
       return false;
     }
-    v_.set(Outcome::InfraError, "compare", fmt::format("{}: {}", where_, r ? field_or(*r, "error", r->dump()) : r.error().message));
+    v_.set(Outcome::InfraError, Reason::kCompare, fmt::format("{}: {}", where_, r ? field_or(*r, "error", r->dump()) : r.error().message));
     return false;
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
     Comparison c = comparison_of((*r)["outputs"][o]["cmp"]);
     if (!c.ok) {
-      v_.set(Outcome::Incorrect, "timed_output",
+      v_.set(Outcome::Incorrect, Reason::kTimedOutput,
              fmt::format("{}: the output '{}' of the last timed call is wrong: {}", where_, outputs_[o].name,
                          c.describe(outputs_[o].shape)));
       return false;
@@ -362,8 +362,8 @@ void TimingRun::check_trusted_starts() {
                                   "candidate's (first flush up to {:.3f} ms, usually {:.3f} ms): the candidate's "
                                   "runner replied before its work had finished",
                                   where_, s.name(), slow, s.flush_after_cand_ms.size(), worst, usual);
-      v_.flags.push_back({"hidden_work", d});
-      v_.set(Outcome::Unsafe, "hidden_work", d);
+      v_.flags.push_back({Reason::kHiddenWork, d});
+      v_.set(Outcome::Unsafe, Reason::kHiddenWork, d);
       return;
     }
   }
@@ -383,7 +383,7 @@ std::vector<double> TimingRun::floored_to_outside(std::vector<double> call_ms, c
   const double f = outside_floor_factor(figure, oc);
   if (f <= 1) return call_ms;
   for (double& x : call_ms) x *= f;
-  v_.flags.push_back({"timing_floored",
+  v_.flags.push_back({Reason::kTimingFloored,
                       fmt::format("{}: the candidate's median call ({:.4f} ms) is below the least the checker's "
                                   "clock allows ({:.4f} ms; {}); its figures are raised by {:.2f}% to that",
                                   where_, figure, figure * f, oc.detail, 100 * (f - 1))});
@@ -412,11 +412,11 @@ void TimingRun::finish() {
     t.speedup = median_ratio(base.call_ms, cand_ms);
   }
   if (oc.verdict == OutsideVerdict::Forged)
-    v_.set(Outcome::Unsafe, "timing_forged",
+    v_.set(Outcome::Unsafe, Reason::kTimingForged,
            fmt::format("{}: the candidate's process reports faster calls than the checker's clock measured: {}",
                        where_, oc.detail));
   else if (oc.verdict == OutsideVerdict::Unmeasured)
-    v_.flags.push_back({"timing_unconfirmed", oc.detail});
+    v_.flags.push_back({Reason::kTimingUnconfirmed, oc.detail});
   v_.timing = t;
 }
 

@@ -81,7 +81,7 @@ nlohmann::json Verdict::to_json() const {
   nlohmann::json j;
   j["outcome"] = outcome_name(outcome);
   j["exit_code"] = exit_code(outcome);
-  j["reason"] = reason;
+  j["reason"] = reason_text();
   j["message"] = message;
   j["task"] = task;
   j["candidate"] = candidate;
@@ -107,7 +107,7 @@ nlohmann::json Verdict::to_json() const {
                             {"draws", c.draws}, {"max_abs_err", c.max_abs_err},
                             {"max_rel_err", c.max_rel_err}, {"detail", c.detail}, {"seconds", c.seconds}});
   j["phases"] = nlohmann::json::object();
-  for (const auto& [name, sec] : phases) j["phases"][name] = sec;
+  for (const auto& [phase, sec] : phases) j["phases"][to_string(phase)] = sec;
   j["work_seconds"] = nlohmann::json::object();
   for (const auto& [name, sec] : work) j["work_seconds"][name] = sec;
   if (timing) {
@@ -142,7 +142,7 @@ nlohmann::json Verdict::to_json() const {
     j["timing"] = t;
   }
   j["flags"] = nlohmann::json::array();
-  for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason}, {"detail", f.detail}});
+  for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason_text()}, {"detail", f.detail}});
   if (device) j["device"] = device->to_json();
   if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
   if (profile) j["profile"] = profile->to_json();
@@ -201,7 +201,7 @@ std::string Verdict::to_text() const {
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",
                        t.floor.floor_ms, t.floor.bound, t.sol_fraction * 100);
   }
-  for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason, f.detail);
+  for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason_text(), f.detail);
   if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
   if (profile) {
     std::string lines = profile->to_text();
@@ -211,7 +211,8 @@ std::string Verdict::to_text() const {
   }
   if (!phases.empty()) {
     std::string p;
-    for (const auto& [name, sec] : phases) p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", name, sec);
+    for (const auto& [phase, sec] : phases)
+      p += fmt::format("{}{} {:.1f} s", p.empty() ? "" : ", ", to_string(phase), sec);
     s += fmt::format("  seconds   {}\n", p);
   }
   if (!work.empty()) {
@@ -222,7 +223,7 @@ std::string Verdict::to_text() const {
   if (outcome == Outcome::Pass)
     s += fmt::format("VERDICT: PASS ({:.1f} s)\n", seconds);
   else
-    s += fmt::format("VERDICT: {} [{}] {}\n", outcome_name(outcome), reason, message);
+    s += fmt::format("VERDICT: {} [{}] {}\n", outcome_name(outcome), reason_text(), message);
   return s;
 }
 

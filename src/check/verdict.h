@@ -10,6 +10,7 @@
 
 #include "check/kernel_profile.h"
 #include "check/outside_clock.h"
+#include "check/reason.h"
 #include "check/static_check.h"
 #include "compile/nvcc.h"
 #include "interop/time_result.h"
@@ -27,11 +28,15 @@ int exit_code(Outcome o);
 // The phases of one evaluation, in the order they run; Verdict::phases records the seconds of each
 // that ran, under its name.
 enum class EvalPhase { kSetup, kCorrectness, kTiming, kSanitize, kProfile, kPytorch };
+inline constexpr EvalPhase kEvalPhases[] = {EvalPhase::kSetup,    EvalPhase::kCorrectness, EvalPhase::kTiming,
+                                            EvalPhase::kSanitize, EvalPhase::kProfile,     EvalPhase::kPytorch};
 const char* to_string(EvalPhase p);  // "setup", "correctness", ...
 
 struct Flag {
-  std::string reason;  // "foreign_stream", "static:stream_create", "hidden_work", ...
+  Reason reason = Reason::kNone;  // kForeignStream, kHiddenWork, kTimingFloored, ...
   std::string detail;
+  std::string static_rule;  // with kStatic: the static check's rule ("stream_create")
+  std::string reason_text() const { return kevo::reason_text(reason, static_rule); }
 };
 
 // What a config's outputs were checked against. The CPU reference of a config too big for the host
@@ -83,8 +88,9 @@ std::string pytorch_text(const Timing& t);
 
 struct Verdict {
   Outcome outcome = Outcome::Pass;
-  std::string reason;   // primary reason code, empty on pass
-  std::string message;  // one readable line about the primary reason
+  Reason reason = Reason::kNone;  // the primary reason, kNone on pass
+  std::string static_rule;        // with kStatic: the static check's rule ("stream_create")
+  std::string message;            // one readable line about the primary reason
   std::string task, candidate;
   uint64_t seed = 0;
   std::optional<CompileResult> compile;
@@ -101,18 +107,21 @@ struct Verdict {
   double seconds = 0;
   // Where the seconds went, in order: setup (static checks, compile, runner and oracle start),
   // correctness, timing, sanitize, pytorch (only the phases that ran).
-  std::vector<std::pair<std::string, double>> phases;
+  std::vector<std::pair<EvalPhase, double>> phases;
   // Seconds by kind of work across the phases: inputs (generation), oracle (reference outputs),
   // arena (copies between the checker and the runner's shared memory), candidate (its runs),
   // compare, timing_session (the runner's timed loop).
   std::map<std::string, double> work;
 
-  void set(Outcome o, std::string reason_code, std::string msg) {
+  void set(Outcome o, Reason why, std::string msg, std::string rule = {}) {
     if (outcome != Outcome::Pass) return;  // the first failure is the verdict
     outcome = o;
-    reason = std::move(reason_code);
+    reason = why;
     message = std::move(msg);
+    static_rule = std::move(rule);
   }
+  // As stored and shown: "mismatch", "static:stream_create", "" on pass.
+  std::string reason_text() const { return kevo::reason_text(reason, static_rule); }
   nlohmann::json to_json() const;
   std::string to_text() const;
 };

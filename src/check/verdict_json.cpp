@@ -172,7 +172,7 @@ const json& member(const json& j, const char* key, const json& empty) {
   return j.contains(key) && j[key].type() == empty.type() ? j[key] : empty;
 }
 
-void lists_from(const json& j, Verdict& v) {
+Status lists_from(const json& j, Verdict& v) {
   static const json kArray = json::array(), kObject = json::object();
   for (const auto& c : member(j, "configs", kArray)) {
     ConfigCheck cc;
@@ -193,15 +193,21 @@ void lists_from(const json& j, Verdict& v) {
                                                                                : Finding::Severity::Warning,
                           field_or(f, "line", 0), field_or(f, "rule", std::string()),
                           field_or(f, "message", std::string())});
-  for (const auto& f : member(j, "flags", kArray))
-    v.flags.push_back({field_or(f, "reason", std::string()), field_or(f, "detail", std::string())});
+  for (const auto& f : member(j, "flags", kArray)) {
+    const std::string text = field_or(f, "reason", std::string());
+    auto why = parse_reason(text);
+    if (!why) return fail("verdict: a flag of unknown reason '{}'", text);
+    v.flags.push_back({*why, field_or(f, "detail", std::string()), static_rule_of(text)});
+  }
   // Stored by to_json as objects (names sorted); the phases' order is restored by that of the
-  // evaluation (setup, correctness, timing, sanitize, pytorch).
+  // evaluation (EvalPhase's).
   const json& ph = member(j, "phases", kObject);
-  for (const char* name : {"setup", "correctness", "timing", "sanitize", "pytorch"})
-    if (ph.contains(name) && ph[name].is_number()) v.phases.emplace_back(name, ph[name].get<double>());
+  for (EvalPhase p : kEvalPhases)
+    if (const char* name = to_string(p); ph.contains(name) && ph[name].is_number())
+      v.phases.emplace_back(p, ph[name].get<double>());
   for (const auto& [name, sec] : member(j, "work_seconds", kObject).items())
     if (sec.is_number()) v.work[name] = sec.get<double>();
+  return {};
 }
 
 }  // namespace
@@ -214,7 +220,7 @@ Result<Verdict> verdict_from_json(const json& j) {
   auto o = outcome_from_name(name);
   if (!o) return fail("verdict: unknown outcome '{}'", name);
   v.outcome = *o;
-  v.reason = f.get("reason", std::string());
+  const std::string reason = f.get("reason", std::string());
   v.message = f.get("message", std::string());
   v.task = f.get("task", std::string());
   v.candidate = f.get("candidate", std::string());
@@ -222,6 +228,10 @@ Result<Verdict> verdict_from_json(const json& j) {
   v.seconds = f.get("seconds", 0.0);
   v.sanitizer = f.get("sanitizer", std::string());
   KEVO_TRY(f.status());
+  auto why = parse_reason(reason);
+  if (!why) return fail("verdict: unknown reason '{}'", reason);
+  v.reason = *why;
+  v.static_rule = static_rule_of(reason);
   if (j.contains("compile")) {
     auto c = compile_from(j["compile"]);
     if (!c) return c.unexpected();
@@ -238,7 +248,7 @@ Result<Verdict> verdict_from_json(const json& j) {
     if (!p) return fail("verdict: {}", p.error().message);
     v.profile = std::move(*p);
   }
-  lists_from(j, v);
+  KEVO_TRY(lists_from(j, v));
   return v;
 }
 

@@ -130,7 +130,7 @@ class Ticker {
 };
 
 json baseline_summary(const Verdict& v, bool fake) {
-  json j = {{"outcome", outcome_name(v.outcome)}, {"reason", v.reason}, {"message", v.message},
+  json j = {{"outcome", outcome_name(v.outcome)}, {"reason", v.reason_text()}, {"message", v.message},
             {"fake_evaluator", fake}};
   if (v.device) j["gpu"] = v.device->name;
   if (v.compile) j["arch"] = v.compile->arch_used;
@@ -474,7 +474,7 @@ class EvolutionRun {
     store::CandidateRow c;
     c.source = source;
     c.outcome = outcome_name(v.outcome);
-    c.reason = v.reason;
+    c.reason = v.reason_text();
     c.message = v.message;
     if (v.compile) {
       json cj = *v.compile;
@@ -486,7 +486,7 @@ class EvolutionRun {
                                         v.compile.has_value());
     c.features_json = f.to_json().dump();
     json flags = json::array();
-    for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason}, {"detail", fl.detail}});
+    for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason_text()}, {"detail", fl.detail}});
     c.flags_json = flags.dump();
     if (v.outcome == Outcome::Pass && v.timing) {
       c.time_ms = v.timing->candidate.median;
@@ -558,10 +558,10 @@ class EvolutionRun {
       return {};
     }
     store::CandidateRow c;
-    if (!p.invalid_reason.empty()) {
+    if (p.invalid_reason != Reason::kNone) {
       c.source = p.source;
       c.outcome = "invalid_answer";
-      c.reason = p.invalid_reason;
+      c.reason = to_string(p.invalid_reason);
       c.message = clip(p.invalid_message, 2000);
       c.features_json = "{}";
       c.flags_json = "[]";
@@ -596,7 +596,7 @@ class EvolutionRun {
     store::CandidateRow c;
     c.source = source;
     c.outcome = "duplicate";
-    c.reason = "duplicate";
+    c.reason = to_string(Reason::kDuplicate);
     c.message = same_as + " (comments and whitespace ignored); not evaluated again";
     c.features_json = "{}";
     c.flags_json = "[]";
@@ -819,14 +819,14 @@ class EvolutionRun {
       if (!ev) {
         VerifyAttempt lost;
         lost.candidate = r->id;
-        lost.outcome = outcome_name(Outcome::InfraError);
-        lost.reason = "evaluator";
+        lost.outcome = Outcome::InfraError;
+        lost.reason = Reason::kEvaluator;
         lost.message = ev.error().message;
         out.verification.push_back(lost);
         continue;
       }
       const Verdict& v = *ev;
-      VerifyAttempt a{r->id, outcome_name(v.outcome), v.reason, v.message};
+      VerifyAttempt a{r->id, v.outcome, v.reason, v.static_rule, v.message};
       if (v.timing) {
         a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
         json tj = json::object();
@@ -835,7 +835,7 @@ class EvolutionRun {
         a.pytorch_line = pytorch_text(*v.timing);
       }
       out.verification.push_back(a);
-      emit("verified", {{"candidate", r->id}, {"outcome", a.outcome}, {"reason", a.reason},
+      emit("verified", {{"candidate", r->id}, {"outcome", outcome_name(a.outcome)}, {"reason", a.reason_text()},
                         {"message", a.message}, {"speedup", a.speedup}});
       if (v.outcome == Outcome::Pass) {
         // A winner is faster than the baseline beyond noise; the runners-up are slower still.
@@ -1092,7 +1092,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   fin["not_faster"] = out.not_faster;
   json att = json::array();
   for (const auto& a : out.verification)
-    att.push_back({{"candidate", a.candidate}, {"outcome", a.outcome}, {"reason", a.reason},
+    att.push_back({{"candidate", a.candidate}, {"outcome", outcome_name(a.outcome)}, {"reason", a.reason_text()},
                    {"message", a.message}, {"speedup", a.speedup}, {"speedup_ci", {a.speedup_lo, a.speedup_hi}}});
   fin["attempts"] = att;
   for (const auto& a : out.verification)

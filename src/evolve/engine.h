@@ -68,12 +68,17 @@ struct EngineOptions {
 
 struct VerifyAttempt {
   int64_t candidate = 0;
-  std::string outcome, reason, message;
+  Outcome outcome = Outcome::InfraError;
+  Reason reason = Reason::kNone;
+  std::string static_rule;  // with Reason::kStatic
+  std::string message;
   double speedup = 0, speedup_lo = 0, speedup_hi = 0;
   // For a task with a PyTorch reference: eager / torch.compile (/ extension) times and the
   // speedups against them, timed on the same inputs after the re-timing (verdict.h).
   nlohmann::json pytorch;
   std::string pytorch_line;  // "vs PyTorch: eager 1.2 ms (2.1x), ..." or empty
+
+  std::string reason_text() const { return kevo::reason_text(reason, static_rule); }
 };
 
 struct RunOutcome {

@@ -125,7 +125,7 @@ Verdict MarkerEvaluator::evaluate(const Task& task, const std::filesystem::path&
   auto src = read_file(source_file);
   Verdict v;
   if (!src) {
-    v.set(Outcome::InfraError, "input", src.error().message);
+    v.set(Outcome::InfraError, Reason::kInput, src.error().message);
     return v;
   }
   {
@@ -182,24 +182,30 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
   }
   v.compile = cr;
   if (m.outcome.empty()) {
-    v.set(Outcome::Incorrect, "mismatch", "no fake marker in the source");
+    v.set(Outcome::Incorrect, Reason::kMismatch, "no fake marker in the source");
     return v;
   }
   if (m.outcome == "compile_error") {
-    v.set(Outcome::CompileError, "compile", "the candidate does not compile");
+    v.set(Outcome::CompileError, Reason::kCompile, "the candidate does not compile");
     return v;
   }
   if (m.outcome == "unsafe") {
-    v.set(Outcome::Unsafe, m.text.empty() ? "static:stream_create" : m.text, "unsafe (fake)");
-    v.flags.push_back({v.reason, "fake"});
+    // The marker names the reason as stored ("static:stream_create", "hidden_work"); any other text
+    // is read as a static check's rule.
+    const std::string text = m.text.empty() ? "static:stream_create" : m.text;
+    const auto parsed = parse_reason(text);
+    const Reason why = parsed.value_or(Reason::kStatic);
+    const std::string rule = parsed ? static_rule_of(text) : text;
+    v.set(Outcome::Unsafe, why, "unsafe (fake)", rule);
+    v.flags.push_back({why, "fake", rule});
     return v;
   }
   if (m.outcome == "crash") {
-    v.set(Outcome::Crash, "signal", "the runner died (fake)");
+    v.set(Outcome::Crash, Reason::kSignal, "the runner died (fake)");
     return v;
   }
   if (m.outcome == "timeout") {
-    v.set(Outcome::Timeout, "timeout", "the call did not return (fake)");
+    v.set(Outcome::Timeout, Reason::kTimeout, "the call did not return (fake)");
     return v;
   }
   // Correctness on the configs the options select, in the checker's order.
@@ -216,7 +222,7 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
     }
     v.configs.push_back(cc);
     if (bad) {
-      v.set(Outcome::Incorrect, "mismatch", cc.detail);
+      v.set(Outcome::Incorrect, Reason::kMismatch, cc.detail);
       return v;
     }
   }

@@ -31,7 +31,7 @@ Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& can
   if (p.job.op == Op::kDiffEdit && !parsed.edits.empty()) {
     auto edited = llm::apply_answer_edits(p.job.base_source, p.response.text);
     if (!edited) {
-      p.invalid_reason = "edit_failed";
+      p.invalid_reason = Reason::kEditFailed;
       p.invalid_message = edited.error().message;
       return p;
     }
@@ -40,7 +40,7 @@ Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& can
     // A full file (a diff-edit answer that rewrote the whole kernel is accepted as one).
     auto code = llm::extract_code(p.response.text);
     if (!code) {
-      p.invalid_reason = "no_code";
+      p.invalid_reason = Reason::kNoCode;
       p.invalid_message = code.error().message;
       return p;
     }
@@ -48,7 +48,7 @@ Proposal make_proposal(Job job, llm::LlmClient& llm, const llm::CancelToken& can
   }
   p.file = work_dir / fmt::format("job{}.cu", p.job.no);
   if (auto w = write_file_atomic(p.file, p.source); !w) {
-    p.invalid_reason = "io";
+    p.invalid_reason = Reason::kIo;
     p.invalid_message = w.error().message;
     p.source.clear();
     return p;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "check/reason.h"
 #include "evolve/candidate_evaluator.h"
 #include "evolve/llm_verifier.h"
 #include "evolve/prompts.h"
@@ -36,7 +37,8 @@ struct Proposal {
   llm::ChatResponse response;
   std::string name, rationale;
   std::string source;          // the candidate; empty when the answer held none
-  std::string invalid_reason;  // "no_code", "edit_failed": not evaluated
+  // kNoCode, kEditFailed, kIo: an answer that is not evaluated (stored as invalid_answer); kNone: valid.
+  Reason invalid_reason = Reason::kNone;
   std::string invalid_message;
   std::filesystem::path file;
   std::optional<VerifierAnswer> verifier;  // the LLM verifier's review, when one is configured

@@ -125,9 +125,9 @@ class QueuePool final : public EvalPool {
       jobs_.erase(it);
       d.where = row.worker;
       if (row.state == store::JobState::kFailed) {
-        d.verdict.set(Outcome::InfraError, "job_lost", fmt::format("job {}: {}", row.id, row.result_json));
+        d.verdict.set(Outcome::InfraError, Reason::kJobLost, fmt::format("job {}: {}", row.id, row.result_json));
       } else if (auto res = JobResult::from_json(json::parse(row.result_json, nullptr, false)); !res) {
-        d.verdict.set(Outcome::InfraError, "job_result", fmt::format("job {}: {}", row.id, res.error().message));
+        d.verdict.set(Outcome::InfraError, Reason::kJobResult, fmt::format("job {}: {}", row.id, res.error().message));
       } else {
         d.verdict = std::move(res->verdict);
         d.busy_s = res->busy_s;

@@ -57,7 +57,7 @@ std::string feedback_of(const Verdict& v, const Task& task) {
       f = "The kernel compiled but produced wrong results. First mismatch:\n" + first_mismatch(v);
       break;
     default:
-      f = fmt::format("The checker rejected the kernel: {} ({}): {}", outcome_name(v.outcome), v.reason, v.message);
+      f = fmt::format("The checker rejected the kernel: {} ({}): {}", outcome_name(v.outcome), v.reason_text(), v.message);
   }
   return clip(scrub_held_out(std::move(f), task), 4000);
 }
@@ -66,7 +66,7 @@ store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source
   store::CandidateRow c;
   c.source = source;
   c.outcome = outcome_name(v.outcome);
-  c.reason = v.reason;
+  c.reason = v.reason_text();
   c.message = v.message;
   if (v.compile) {
     json cj = *v.compile;
@@ -78,7 +78,7 @@ store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source
                                       v.compile.has_value());
   c.features_json = f.to_json().dump();
   json flags = json::array();
-  for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason}, {"detail", fl.detail}});
+  for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason_text()}, {"detail", fl.detail}});
   c.flags_json = flags.dump();
   return c;
 }
@@ -311,7 +311,7 @@ Result<TranslateOutcome> Translation::run(const std::string& torch_src) {
     RoundResult rr;
     if (!code) {
       rr.row.outcome = "invalid_answer";
-      rr.row.reason = "no_code";
+      rr.row.reason = to_string(Reason::kNoCode);
       rr.row.message = clip(code.error().message, 2000);
       rr.row.features_json = "{}";
       rr.row.flags_json = "[]";

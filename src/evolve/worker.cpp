@@ -22,7 +22,7 @@ using nlohmann::json;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A job this worker cannot run still gets an answer, so the coordinator hears why.
-Verdict refused(const std::string& reason, const std::string& message) {
+Verdict refused(Reason reason, const std::string& message) {
   Verdict v;
   v.set(Outcome::InfraError, reason, message);
   return v;
@@ -32,21 +32,21 @@ Verdict refused(const std::string& reason, const std::string& message) {
 Verdict evaluate_job(store::RunDb& db, CandidateEvaluator& ev, const WorkerOptions& o, const store::JobRow& job,
                      const fs::path& root, WorkerStats& st) {
   auto p = JobPayload::from_json(json::parse(job.payload_json, nullptr, false));
-  if (!p) return refused("job_payload", fmt::format("job {}: {}", job.id, p.error().message));
+  if (!p) return refused(Reason::kJobPayload, fmt::format("job {}: {}", job.id, p.error().message));
   if (p->fake != ev.is_fake())
-    return refused("worker_kind", fmt::format("job {} is for a {} evaluator, and worker {} has a {} one", job.id,
+    return refused(Reason::kWorkerKind, fmt::format("job {} is for a {} evaluator, and worker {} has a {} one", job.id,
                                               p->fake ? "fake (marker)" : "GPU", o.name, ev.is_fake() ? "fake" : "GPU"));
   auto task = download_task(db, p->task, root / "tasks");
-  if (!task) return refused("job_task", fmt::format("job {}: {}", job.id, task.error().message));
+  if (!task) return refused(Reason::kJobTask, fmt::format("job {}: {}", job.id, task.error().message));
   const fs::path dir = root / "jobs" / fmt::format("{}-{}", job.id, getpid());
   fs::path file;
   if (p->kind == EvalKind::kCandidate) {
     auto src = db.blob(p->source_sha256);
-    if (!src || !*src) return refused("job_source", fmt::format("job {}: its source is not in the run database", job.id));
+    if (!src || !*src) return refused(Reason::kJobSource, fmt::format("job {}: its source is not in the run database", job.id));
     file = dir / p->file_name;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (auto w = write_file_atomic(file, **src); !w) return refused("worker_disk", w.error().message);
+    if (auto w = write_file_atomic(file, **src); !w) return refused(Reason::kWorkerDisk, w.error().message);
   }
   EvalOptions opts = p->opts;
   opts.gpu = o.gpu;

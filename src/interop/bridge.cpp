@@ -85,7 +85,7 @@ Result<std::string> find_torch_python() {
     auto nl = err.rfind('\n');
     why += fmt::format("\n  {}: {}", *prog, nl == std::string::npos ? err : err.substr(nl + 1));
   }
-  return fail("no Python with torch and numpy (set KEVO_PYTHON, or install python3-torch):{}", why);
+  return fail(ErrorCode::kNoTorch, "no Python with torch and numpy (set KEVO_PYTHON, or install python3-torch):{}", why);
 }
 
 Result<TorchBridge> TorchBridge::start(const BridgeOptions& opts) {
@@ -117,7 +117,7 @@ Result<TorchBridge> TorchBridge::start(const BridgeOptions& opts) {
   for (int fd : {b.child_.in_fd, b.child_.out_fd, b.child_.err_fd})
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   auto hello = b.request({{"op", "hello"}}, b.opts_.start_timeout);
-  if (!hello) return fail("PyTorch bridge ({}): {}", b.opts_.python, hello.error().message);
+  if (!hello) return fail(hello.error().code, "PyTorch bridge ({}): {}", b.opts_.python, hello.error().message);
   b.info_.protocol = hello->value("protocol", 0);
   b.info_.python = hello->value("python", "");
   b.info_.torch = hello->value("torch", "");
@@ -211,7 +211,7 @@ Status TorchBridge::send(const ojson& msg, Clock::time_point deadline) {
   data += text;
   size_t off = 0;
   while (off < data.size()) {
-    if (Clock::now() >= deadline) return fail("timeout sending a request to the PyTorch bridge");
+    if (Clock::now() >= deadline) return fail(ErrorCode::kTimeout, "timeout sending a request to the PyTorch bridge");
     pollfd p[2] = {{child_.in_fd, POLLOUT, 0}, {child_.err_fd, POLLIN, 0}};
     int pr = poll(p, child_.err_fd >= 0 ? 2 : 1, std::max(1, ms_left(deadline)));
     if (pr < 0 && errno != EINTR) return fail("poll: {}", std::strerror(errno));
@@ -220,7 +220,7 @@ Status TorchBridge::send(const ojson& msg, Clock::time_point deadline) {
     ssize_t w = ::write(child_.in_fd, data.data() + off, data.size() - off);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
-      return fail("eof: the PyTorch bridge closed its input ({})", std::strerror(errno));
+      return fail(ErrorCode::kClosed, "eof: the PyTorch bridge closed its input ({})", std::strerror(errno));
     }
     off += static_cast<size_t>(w);
   }
@@ -250,7 +250,7 @@ Result<ojson> TorchBridge::receive(Clock::time_point deadline, const std::string
     if (Clock::now() >= deadline) {
       drain_stderr();
       kill_child();
-      return fail("timeout: the PyTorch bridge did not answer '{}' in time and was killed{}", op,
+      return fail(ErrorCode::kTimeout, "timeout: the PyTorch bridge did not answer '{}' in time and was killed{}", op,
                   err_tail_.empty() ? "" : "; its stderr ends with:\n" + tail_of(err_tail_));
     }
     pollfd p[2] = {{child_.out_fd, POLLIN, 0}, {child_.err_fd, POLLIN, 0}};
@@ -276,7 +276,7 @@ Result<ojson> TorchBridge::receive(Clock::time_point deadline, const std::string
       child_.pid = -1;
     }
     kill_child();
-    return fail("eof: the PyTorch bridge died during '{}' ({}){}", op, how,
+    return fail(ErrorCode::kProcessDied, "eof: the PyTorch bridge died during '{}' ({}){}", op, how,
                 err_tail_.empty() ? "" : "; its stderr ends with:\n" + tail_of(err_tail_));
   }
 }
@@ -287,7 +287,7 @@ Result<ojson> TorchBridge::request(ojson req, std::optional<std::chrono::millise
   req["id"] = next_id_++;
   auto deadline = Clock::now() + timeout.value_or(opts_.request_timeout);
   if (auto s = send(req, deadline); !s) {
-    if (s.error().message.rfind("timeout", 0) == 0) {
+    if (s.error().code == ErrorCode::kTimeout) {
       kill_child();
       return s.unexpected();
     }
@@ -305,7 +305,10 @@ Result<ojson> TorchBridge::request(ojson req, std::optional<std::chrono::millise
     std::string kind = reply->value("kind", "");
     std::string tb = (*reply)["traceback"].is_string() ? (*reply)["traceback"].get<std::string>() : "";
     if (kind == "python" && !tb.empty()) msg += "\nPython traceback:\n" + tail_of(tb, 8000);
-    return Error{msg};
+    // The bridge's own kinds, at the protocol's edge: torch does not import, or has no GPU.
+    return Error{msg, kind == "environment" ? ErrorCode::kNoTorch
+                      : kind == "no_cuda"   ? ErrorCode::kNoCuda
+                                            : ErrorCode::kUnspecified};
   }
 }
 
@@ -313,7 +316,7 @@ Status TorchBridge::load(const fs::path& file, const std::map<std::string, int64
                          uint64_t seed, bool shapes_only) {
   desc_.reset();
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return fail("{}: no such file", file.string());
+  if (!fs::is_regular_file(file, ec)) return fail(ErrorCode::kNotFound, "{}: no such file", file.string());
   ojson req = {{"op", "load"},
                {"path", fs::absolute(file).string()},
                {"seed", seed},

@@ -2,8 +2,9 @@
 // persistent child and exchanges framed JSON with it (4-byte little-endian length + JSON) on the
 // child's stdin/stdout; tensors travel as .npy files in a private temporary directory this class
 // owns. Every request has a deadline: a bridge that does not answer in time is killed (its whole
-// process group) and the request fails with "timeout". Errors raised by user Python come back as
-// error values that carry the Python traceback.
+// process group) and the request fails with ErrorCode::kTimeout (kProcessDied when it dies). Errors
+// raised by user Python come back as error values that carry the Python traceback; a Python without
+// torch is kNoTorch, a request for CUDA where torch sees none kNoCuda.
 #pragma once
 
 #include <chrono>
@@ -94,7 +95,7 @@ struct TimeOptions {
 };
 
 // The first of $KEVO_PYTHON, python3 on PATH, /usr/bin/python3 that imports torch and numpy;
-// the error lists what was tried and why each failed.
+// the error (ErrorCode::kNoTorch) lists what was tried and why each failed.
 Result<std::string> find_torch_python();
 
 class TorchBridge {
@@ -134,7 +135,8 @@ class TorchBridge {
   // Times eager (and torch.compile, and an extension) forward with CUDA events (perf_counter on
   // device "cpu"), a cache flush before every call and the median of many calls. A mode that
   // cannot run (torch.compile missing, the extension does not build) is an error in its TimedMode;
-  // the request fails with "no CUDA: ..." where device "cuda" is asked for and torch sees no GPU.
+  // the request fails with "no CUDA: ..." (ErrorCode::kNoCuda) where device "cuda" is asked for and
+  // torch sees no GPU.
   Result<TimeResult> time(const std::vector<HostTensor>& inputs,
                           const std::map<std::string, double>& scalars = {},
                           const TimeOptions& opts = {});

@@ -276,8 +276,8 @@ std::vector<FoundConfig> probe_given(const Ctx& c, ProblemShape& p, const std::v
 Error relabel(const Error& e, const fs::path& file, const std::string& label) {
   std::string m = e.message, from = fs::absolute(file).string();
   for (size_t p = 0; (p = m.find(from, p)) != std::string::npos; p += label.size()) m.replace(p, from.size(), label);
-  if (m.rfind(label + ":", 0) == 0) return Error{m};
-  return Error{label + ": " + m};
+  if (m.rfind(label + ":", 0) == 0) return Error{m, e.code};
+  return Error{label + ": " + m, e.code};
 }
 
 Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed,

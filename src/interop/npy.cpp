@@ -43,30 +43,30 @@ std::string npy_encode(const HostTensor& t) {
 
 Result<HostTensor> npy_decode(std::string_view b, DType tag, const std::string& what) {
   if (b.size() < 10 || b.substr(0, 6) != std::string_view("\x93NUMPY", 6))
-    return fail("{}: not a .npy file (bad magic)", what);
+    return fail(ErrorCode::kParse, "{}: not a .npy file (bad magic)", what);
   int major = static_cast<uint8_t>(b[6]);
   size_t hlen = 0, off = 0;
   if (major == 1) {
     hlen = static_cast<uint8_t>(b[8]) | (static_cast<size_t>(static_cast<uint8_t>(b[9])) << 8);
     off = 10;
   } else if (major == 2 || major == 3) {
-    if (b.size() < 12) return fail("{}: truncated .npy header", what);
+    if (b.size() < 12) return fail(ErrorCode::kParse, "{}: truncated .npy header", what);
     for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<uint8_t>(b[8 + i])) << (8 * i);
     off = 12;
   } else {
-    return fail("{}: unsupported .npy version {}", what, major);
+    return fail(ErrorCode::kParse, "{}: unsupported .npy version {}", what, major);
   }
-  if (b.size() < off + hlen) return fail("{}: truncated .npy header", what);
+  if (b.size() < off + hlen) return fail(ErrorCode::kParse, "{}: truncated .npy header", what);
   std::string header(b.substr(off, hlen));
   std::smatch m;
   static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
   static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, m, descr_re)) return fail("{}: .npy header has no descr", what);
+  if (!std::regex_search(header, m, descr_re)) return fail(ErrorCode::kParse, "{}: .npy header has no descr", what);
   std::string descr = m[1];
-  if (!std::regex_search(header, m, fortran_re)) return fail("{}: .npy header has no fortran_order", what);
+  if (!std::regex_search(header, m, fortran_re)) return fail(ErrorCode::kParse, "{}: .npy header has no fortran_order", what);
   if (m[1] == "True") return fail("{}: Fortran-order arrays are not supported (write C order)", what);
-  if (!std::regex_search(header, m, shape_re)) return fail("{}: .npy header has no shape", what);
+  if (!std::regex_search(header, m, shape_re)) return fail(ErrorCode::kParse, "{}: .npy header has no shape", what);
   std::string shape_text = m[1];
   bool descr_ok = descr == npy_descr(tag) || (tag == DType::U8 && (descr == "|b1" || descr == "<u1"));
   if (!descr_ok)
@@ -80,7 +80,7 @@ Result<HostTensor> npy_decode(std::string_view b, DType tag, const std::string& 
   size_t nbytes = static_cast<size_t>(t.numel()) * dtype_size(tag);
   size_t data_off = off + hlen;
   if (b.size() - data_off != nbytes)
-    return fail("{}: {} data bytes for shape ({}) of {}, expected {}", what, b.size() - data_off,
+    return fail(ErrorCode::kParse, "{}: {} data bytes for shape ({}) of {}, expected {}", what, b.size() - data_off,
                 shape_text, dtype_name(tag), nbytes);
   t.bytes.assign(reinterpret_cast<const uint8_t*>(b.data()) + data_off,
                  reinterpret_cast<const uint8_t*>(b.data()) + b.size());

@@ -8,15 +8,7 @@
 
 namespace kevo::interop {
 
-namespace {
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
-}  // namespace
-
-bool torch_unavailable(const Error& e) {
-  return starts_with(e.message, "no Python with torch") || starts_with(e.message, "no CUDA");
-}
+bool torch_unavailable(const Error& e) { return e.code == ErrorCode::kNoTorch || e.code == ErrorCode::kNoCuda; }
 
 namespace {
 
@@ -41,7 +33,7 @@ Result<TimeResult> time_modes(const Task& task, const TimeCall& call, const Torc
   }
   std::map<std::string, double> scalars;
   for (const auto& s : task.scalars) scalars[s.name] = s.value;
-  const bool cuda = starts_with(o.device, "cuda");
+  const bool cuda = o.device.starts_with("cuda");
 
   // The bridge to use: the caller's, or one started here (again after a mode killed it).
   std::optional<TorchBridge> own;
@@ -57,7 +49,7 @@ Result<TimeResult> time_modes(const Task& task, const TimeCall& call, const Torc
       loaded = false;
     }
     if (cuda && !b->info().cuda)
-      return fail("no CUDA: torch {} sees no CUDA device (torch.cuda.is_available() is False)", b->info().torch);
+      return fail(ErrorCode::kNoCuda, "no CUDA: torch {} sees no CUDA device (torch.cuda.is_available() is False)", b->info().torch);
     if (!loaded) {
       if (auto s = b->load(task.torch_reference_path(), dims); !s)
         return fail("{}: {}", task.torch_reference_path().string(), s.error().message);

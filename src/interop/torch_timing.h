@@ -38,8 +38,8 @@ struct TorchTimingOptions {
 // weights; scalars are the task's). `bridge`: an already started bridge to use (the checker's
 // oracle bridge), else one is started and stopped here. The reference is loaded anew with the
 // main config's sizes.
-// Errors (nothing could be timed): the task has no torch_reference; no Python with torch (the
-// message starts "no Python with torch"); device "cuda" and torch sees no GPU ("no CUDA: ...");
+// Errors (nothing could be timed): the task has no torch_reference; no Python with torch
+// (ErrorCode::kNoTorch); device "cuda" and torch sees no GPU ("no CUDA: ...", ErrorCode::kNoCuda);
 // the bridge does not start; the reference does not load. Everything else is per mode.
 Result<TimeResult> time_torch(const Task& task, const std::vector<HostTensor>& inputs,
                               const TorchTimingOptions& opts = {}, TorchBridge* bridge = nullptr);
@@ -54,8 +54,8 @@ Result<TimeResult> time_torch_on_device(const Task& task, const std::vector<Devi
 Result<TimeResult> time_torch_main(const Task& task, uint64_t seed, const TorchTimingOptions& opts = {},
                                    TorchBridge* bridge = nullptr);
 
-// Whether an error of time_torch means this machine cannot time PyTorch at all (no Python with
-// torch, or no CUDA): callers skip with a note instead of reporting a failure.
+// Whether an error of time_torch means this machine cannot time PyTorch at all (its code is
+// kNoTorch or kNoCuda): callers skip with a note instead of reporting a failure.
 bool torch_unavailable(const Error& e);
 
 }  // namespace kevo::interop

@@ -5,12 +5,16 @@ namespace kevo::llm {
 namespace {
 struct Tag {
   ErrorKind kind;
+  ErrorCode code;
   std::string_view tag;
 };
 constexpr Tag kTags[] = {
-    {ErrorKind::kTransient, "[transient] "}, {ErrorKind::kFatal, "[fatal] "},
-    {ErrorKind::kRefusal, "[refusal] "},     {ErrorKind::kBudget, "[budget] "},
-    {ErrorKind::kCancelled, "[cancelled] "}, {ErrorKind::kReplayMiss, "[replay-miss] "},
+    {ErrorKind::kTransient, ErrorCode::kLlmTransient, "[transient] "},
+    {ErrorKind::kFatal, ErrorCode::kLlmFatal, "[fatal] "},
+    {ErrorKind::kRefusal, ErrorCode::kLlmRefusal, "[refusal] "},
+    {ErrorKind::kBudget, ErrorCode::kBudget, "[budget] "},
+    {ErrorKind::kCancelled, ErrorCode::kCancelled, "[cancelled] "},
+    {ErrorKind::kReplayMiss, ErrorCode::kReplayMiss, "[replay-miss] "},
 };
 }  // namespace
 
@@ -29,13 +33,13 @@ const char* to_string(ErrorKind k) {
 
 Error make_error(ErrorKind kind, std::string_view message) {
   for (const auto& t : kTags)
-    if (t.kind == kind) return Error{std::string(t.tag) + std::string(message)};
+    if (t.kind == kind) return Error{std::string(t.tag) + std::string(message), t.code};
   return Error{std::string(message)};
 }
 
 ErrorKind error_kind(const Error& e) {
   for (const auto& t : kTags)
-    if (std::string_view(e.message).starts_with(t.tag)) return t.kind;
+    if (t.code == e.code) return t.kind;
   return ErrorKind::kOther;
 }
 

@@ -1,6 +1,7 @@
 // How an LLM call failed, so the engine can react: stop the run (budget, cancelled, fatal
 // configuration), skip one proposal (transient, refusal), or fail an offline replay (miss).
-// kevo's Error holds only a message, so the kind travels as a fixed bracketed tag at its start.
+// The kind travels as the Error's code (util/error_code.h); the message also starts with a
+// bracketed tag ("[fatal] ...") for people, which nothing reads back.
 #pragma once
 
 #include <string>
@@ -22,7 +23,7 @@ enum class ErrorKind {
 
 const char* to_string(ErrorKind k);
 Error make_error(ErrorKind kind, std::string_view message);
-ErrorKind error_kind(const Error& e);
+ErrorKind error_kind(const Error& e);  // from its code; kOther for any other code
 
 // Replaces every occurrence of `secret` in `text` so a key echoed by a server never leaves
 // this module. Short secrets are left alone: masking "a" would garble every message.

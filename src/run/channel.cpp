@@ -18,7 +18,7 @@ Status write_all(int fd, const void* data, size_t n) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return fail("pipe write failed: {}", std::strerror(errno));
+      return fail(ErrorCode::kIo, "pipe write failed: {}", std::strerror(errno));
     }
     p += w;
     n -= static_cast<size_t>(w);
@@ -34,7 +34,7 @@ Status read_all(int fd, void* data, size_t n,
     if (deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           *deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return fail("timeout waiting for the runner");
+      if (left.count() <= 0) return fail(ErrorCode::kTimeout, "timeout waiting for the runner");
       pollfd pfd{fd, POLLIN, 0};
       int r = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
       if (r < 0 && errno != EINTR) return fail("poll failed: {}", std::strerror(errno));
@@ -43,9 +43,9 @@ Status read_all(int fd, void* data, size_t n,
     ssize_t got = ::read(fd, p, n);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return fail("pipe read failed: {}", std::strerror(errno));
+      return fail(ErrorCode::kIo, "pipe read failed: {}", std::strerror(errno));
     }
-    if (got == 0) return fail("eof: the other side closed the channel");
+    if (got == 0) return fail(ErrorCode::kClosed, "eof: the other side closed the channel");
     p += got;
     n -= static_cast<size_t>(got);
   }

@@ -13,8 +13,8 @@ using json = nlohmann::json;
 
 // Writes a 4-byte little-endian length and the JSON text.
 Status write_message(int fd, const json& msg);
-// Reads one message, waiting at most until `deadline`; a timeout or EOF is an error whose text
-// starts with "timeout" or "eof".
+// Reads one message, waiting at most until `deadline`; a timeout or EOF is an error with code
+// ErrorCode::kTimeout or ErrorCode::kClosed.
 Result<json> read_message(int fd, std::chrono::steady_clock::time_point deadline);
 // Blocking read (used by the runner, which has nothing else to do).
 Result<json> read_message_blocking(int fd);

@@ -29,7 +29,7 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   fs::path runner = opts.runner;
   if (runner.empty()) {
     auto r = find_runner();
-    if (!r) return fail("cannot find kevo-runner (set KEVO_RUNNER or install it next to kevo)");
+    if (!r) return fail(ErrorCode::kNotFound, "cannot find kevo-runner (set KEVO_RUNNER or install it next to kevo)");
     runner = *r;
   }
   // A broken pipe to a dead runner must be an error value, not a SIGPIPE that kills the checker.
@@ -203,16 +203,16 @@ void RunnerClient::on_failure(const std::string& during, bool timed_out) {
 
 Result<json> RunnerClient::call(const json& request, std::chrono::milliseconds timeout) {
   std::string what = request.value("cmd", "?");
-  if (death_ || child_.pid <= 0) return fail("the runner is no longer running");
+  if (death_ || child_.pid <= 0) return fail(ErrorCode::kProcessDied, "the runner is no longer running");
   if (!write_message(req_fd_, request)) {
     on_failure(what, false);
-    return fail("runner died before '{}': {}", what, death_->description);
+    return fail(ErrorCode::kProcessDied, "runner died before '{}': {}", what, death_->description);
   }
   auto reply = read_message(reply_fd_, std::chrono::steady_clock::now() + timeout);
   if (!reply) {
-    bool timed_out = reply.error().message.rfind("timeout", 0) == 0;
-    on_failure(what, timed_out);
-    return fail("runner {} during '{}'", death_->description, what);
+    on_failure(what, reply.error().code == ErrorCode::kTimeout);
+    return fail(death_->kind == RunnerDeath::Kind::Timeout ? ErrorCode::kTimeout : ErrorCode::kProcessDied,
+                "runner {} during '{}'", death_->description, what);
   }
   return reply;
 }

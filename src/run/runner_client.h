@@ -42,7 +42,8 @@ class RunnerClient {
   ~RunnerClient();
 
   // Sends one request and waits up to `timeout` for the reply. If the runner dies or times out,
-  // it is killed, death() says how, and an error is returned.
+  // it is killed, death() says how, and an error is returned (ErrorCode::kTimeout when it did not
+  // answer in time, kProcessDied otherwise).
   Result<json> call(const json& request, std::chrono::milliseconds timeout);
   Arena& arena() { return arena_; }
   const std::optional<RunnerDeath>& death() const { return death_; }

@@ -71,7 +71,8 @@ Status PgSession::connect_locked(bool again) {
     notices_ = std::move(q);
     return {};
   } catch (const std::exception& e) {
-    return fail("cannot {} the run database {}: {}", again ? "reconnect to" : "connect to", shown_, one_line(e.what()));
+    return fail(ErrorCode::kUnavailable, "cannot {} the run database {}: {}", again ? "reconnect to" : "connect to",
+                shown_, one_line(e.what()));
   }
 }
 
@@ -82,13 +83,15 @@ Error PgSession::failure(std::string_view what, const std::exception& e) {
     drop();
     return Error{fmt::format("run database {}: {}: the connection was lost while committing, so the change "
                              "may or may not have been made ({})",
-                             shown_, what, cause)};
+                             shown_, what, cause),
+                 ErrorCode::kUnavailable};
   }
   if (connection_lost(e) || (conn_ && !conn_->is_open())) {
     drop();
     return Error{fmt::format("run database {}: {}: the connection to the server was lost ({}); the next call "
                              "connects again",
-                             shown_, what, cause)};
+                             shown_, what, cause),
+                 ErrorCode::kUnavailable};
   }
   return Error{fmt::format("run database {}: {}: {}", shown_, what, cause)};
 }

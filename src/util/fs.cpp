@@ -18,10 +18,14 @@ namespace fs = std::filesystem;
 
 Result<std::string> read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
-  if (!in) return fail("{}: cannot open: {}", p.string(), std::strerror(errno));
+  if (!in) {
+    const int e = errno;
+    return fail(e == ENOENT || e == ENOTDIR ? ErrorCode::kNotFound : ErrorCode::kIo, "{}: cannot open: {}",
+                p.string(), std::strerror(e));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return fail("{}: read error", p.string());
+  if (in.bad()) return fail(ErrorCode::kIo, "{}: read error", p.string());
   return ss.str();
 }
 
@@ -35,18 +39,18 @@ Status write_file_atomic(const fs::path& p, std::string_view data) {
   tmp += fmt::format(".tmp.{}.{}", getpid(), seq.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail("{}: cannot write: {}", tmp.string(), std::strerror(errno));
+    if (!out) return fail(ErrorCode::kIo, "{}: cannot write: {}", tmp.string(), std::strerror(errno));
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     out.flush();
     if (!out) {
       fs::remove(tmp, ec);
-      return fail("{}: write failed (disk full?): {}", p.string(), std::strerror(errno));
+      return fail(ErrorCode::kIo, "{}: write failed (disk full?): {}", p.string(), std::strerror(errno));
     }
   }
   fs::rename(tmp, p, ec);
   if (ec) {
     fs::remove(tmp, ec);
-    return fail("{}: cannot rename into place: {}", p.string(), ec.message());
+    return fail(ErrorCode::kIo, "{}: cannot rename into place: {}", p.string(), ec.message());
   }
   return {};
 }

@@ -9,10 +9,14 @@
 #include <utility>
 #include <variant>
 
+#include "util/error_code.h"
+
 namespace kevo {
 
+// A message for people and, where a caller acts on the kind of failure, a code (never the text).
 struct Error {
   std::string message;
+  ErrorCode code = ErrorCode::kUnspecified;
 };
 
 // Tag for constructing a Result that holds an error.
@@ -23,6 +27,12 @@ struct Unexpected {
 template <class... Args>
 Unexpected fail(fmt::format_string<Args...> f, Args&&... args) {
   return Unexpected{Error{fmt::format(f, std::forward<Args>(args)...)}};
+}
+
+// The same with the kind of failure a caller can act on.
+template <class... Args>
+Unexpected fail(ErrorCode code, fmt::format_string<Args...> f, Args&&... args) {
+  return Unexpected{Error{fmt::format(f, std::forward<Args>(args)...), code}};
 }
 
 template <class T>

@@ -142,7 +142,8 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
     int status;
     waitpid(pid, &status, 0);
     ::close(in_p[1]), ::close(out_p[0]), ::close(err_p[0]);
-    return fail("cannot run '{}': {}", opts.argv[0], strerror(child_errno));
+    return fail(child_errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnspecified, "cannot run '{}': {}",
+                opts.argv[0], strerror(child_errno));
   }
   Child c;
   c.pid = pid;

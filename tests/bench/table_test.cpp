@@ -357,7 +357,7 @@ TEST(SuiteRunner, NoTorchHereIsOneLineAndNothingRecorded) {
   int calls = 0;
   s.time_torch = [&](const Task&) -> Result<interop::TimeResult> {
     ++calls;
-    return fail("no CUDA: torch 1.13.1 sees no CUDA device (torch.cuda.is_available() is False)");
+    return fail(ErrorCode::kNoCuda, "no CUDA: torch 1.13.1 sees no CUDA device (torch.cuda.is_available() is False)");
   };
   auto out = run_bench(*h.db, s);
   ASSERT_TRUE(out) << out.error().message;

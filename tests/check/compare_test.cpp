@@ -27,7 +27,7 @@ TEST(Compare, WithinToleranceIsOk) {
 TEST(Compare, MismatchNamesTheFirstIndex) {
   auto c = compare_output(f32({1, 2, 3, 4, 5, 7}, {2, 3}), {1, 2, 3, 4, 5, 6}, {1e-4, 1e-4}, true);
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(c.reason, "mismatch");
+  EXPECT_EQ(c.reason, Reason::kMismatch);
   EXPECT_EQ(c.mismatches, 1);
   EXPECT_EQ(c.first_bad, 5);
   EXPECT_NE(c.describe({2, 3}).find("[1, 2]"), std::string::npos) << c.describe({2, 3});
@@ -39,12 +39,12 @@ TEST(Compare, PoisonMeansUnwrittenAndNanMeansNan) {
   std::memset(t.bytes.data() + 4, kPoisonByte, 4);  // element 1 never written
   auto c = compare_output(t, {1, 2, 3}, {1e-4, 1e-4}, true);
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(c.reason, "unwritten");
+  EXPECT_EQ(c.reason, Reason::kUnwritten);
   EXPECT_EQ(c.unwritten, 1);
   auto n = compare_output(f32({1, NAN, 3}, {3}), {1, 2, 3}, {1e-4, 1e-4}, true);
-  EXPECT_EQ(n.reason, "nan");
+  EXPECT_EQ(n.reason, Reason::kNan);
   auto inf = compare_output(f32({1, INFINITY, 3}, {3}), {1, 2, 3}, {1e-4, 1e-4}, true);
-  EXPECT_EQ(inf.reason, "nan");
+  EXPECT_EQ(inf.reason, Reason::kNan);
   // A NaN where the reference is NaN is right.
   EXPECT_TRUE(compare_output(f32({1, NAN}, {2}), {1, NAN}, {1e-4, 1e-4}, true).ok);
 }
@@ -72,7 +72,7 @@ TEST(Compare, LargeTensorsInParallelFindTheEarliestMismatch) {
 TEST(Compare, RunsThatDisagreeAreNondeterministic) {
   auto c = compare_runs(f32({1, 2}, {2}), f32({1, 2.5}, {2}), {1e-4, 1e-4});
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(c.reason, "nondeterministic");
+  EXPECT_EQ(c.reason, Reason::kNondeterministic);
 }
 
 // An oracle's output tensor is the reference as it is: the same verdicts as its double values.
@@ -104,10 +104,12 @@ TEST(Compare, CountUnwrittenSeesOnlyFloatPoison) {
 
 TEST(Verdict, FirstFailureWinsAndExitCodesAreDistinct) {
   Verdict v;
-  v.set(Outcome::Incorrect, "mismatch", "first");
-  v.set(Outcome::Unsafe, "hidden_work", "second");
+  v.set(Outcome::Incorrect, Reason::kMismatch, "first");
+  v.set(Outcome::Unsafe, Reason::kStatic, "second", "stream_create");
   EXPECT_EQ(v.outcome, Outcome::Incorrect);
-  EXPECT_EQ(v.reason, "mismatch");
+  EXPECT_EQ(v.reason, Reason::kMismatch);
+  EXPECT_EQ(v.static_rule, "");  // the later failure's rule is not kept either
+  EXPECT_EQ(v.message, "first");
   std::set<int> codes;
   for (Outcome o : {Outcome::Pass, Outcome::CompileError, Outcome::Incorrect, Outcome::Unsafe,
                     Outcome::Timeout, Outcome::Crash, Outcome::InfraError})

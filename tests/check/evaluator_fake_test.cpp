@@ -31,7 +31,7 @@ const fs::path kDir = fs::path(KEVO_SOURCE_DIR) / "tests" / "check" / "fake_runn
 struct Case {
   std::string behaviour;
   Outcome outcome;
-  std::string reason;
+  Reason reason;
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.behaviour; }
@@ -91,8 +91,7 @@ TEST_P(FakeRunner, Verdict) {
     return;
   }
   EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.outcome))) << v.to_text();
-  EXPECT_NE(v.reason.find(c.reason), std::string::npos)
-      << "expected reason '" << c.reason << "', got '" << v.reason << "'\n" << v.to_text();
+  EXPECT_EQ(v.reason, c.reason) << "expected reason '" << to_string(c.reason) << "'\n" << v.to_text();
   // Ended after replying: found when the oracle's runner could not open its buffers.
   if (c.behaviour == "exit_after") {
     EXPECT_NE(v.message.find("(after the call)"), std::string::npos) << v.to_text();
@@ -105,10 +104,10 @@ TEST_P(FakeRunner, Verdict) {
     EXPECT_NEAR(v.timing->outside.outside_ms, 10.0, 2.5) << v.to_text();
     EXPECT_EQ(v.configs.size(), 4u);                   // held-out included by default
     // Where the time went: the phases that ran, in order, adding up to the verdict's seconds.
-    std::vector<std::string> names;
+    std::vector<EvalPhase> phases;
     double sum = 0;
-    for (const auto& [n, s] : v.phases) names.push_back(n), sum += s;
-    EXPECT_EQ(names, (std::vector<std::string>{"setup", "correctness", "timing"}));
+    for (const auto& [p, s] : v.phases) phases.push_back(p), sum += s;
+    EXPECT_EQ(phases, (std::vector<EvalPhase>{EvalPhase::kSetup, EvalPhase::kCorrectness, EvalPhase::kTiming}));
     EXPECT_NEAR(sum, v.seconds, 0.05);
     for (const auto& cc : v.configs) EXPECT_GT(cc.seconds, 0) << cc.config;
     EXPECT_NE(v.to_text().find("seconds   setup"), std::string::npos) << v.to_text();
@@ -126,40 +125,40 @@ TEST_P(FakeRunner, Verdict) {
       EXPECT_TRUE(h.work.count(w)) << w << "\n" << h.to_text();
   } else {
     ASSERT_FALSE(v.phases.empty());  // a failed verdict still says where its time went
-    EXPECT_EQ(v.phases.front().first, "setup");
+    EXPECT_EQ(v.phases.front().first, EvalPhase::kSetup);
     // The host data path (the checker draws inputs and compares) decides the same way.
     o.device_data = false;
     Verdict h = evaluate(*task, o);
     if (too_noisy(h)) return;
     EXPECT_EQ(outcome_name(h.outcome), std::string(outcome_name(c.outcome))) << h.to_text();
-    EXPECT_NE(h.reason.find(c.reason), std::string::npos) << h.to_text();
+    EXPECT_EQ(h.reason, c.reason) << h.to_text();
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Checker, FakeRunner,
-    testing::Values(Case{"pass", Outcome::Pass, ""},
-                    Case{"noop", Outcome::Incorrect, "unwritten"},
-                    Case{"partial", Outcome::Incorrect, "unwritten"},
-                    Case{"wrong", Outcome::Incorrect, "mismatch"},
-                    Case{"nondet", Outcome::Incorrect, "mismatch"},
-                    Case{"mutate", Outcome::Incorrect, "input_modified"},
-                    Case{"cache", Outcome::Incorrect, "mismatch"},
-                    Case{"timed_cache", Outcome::Incorrect, "timed_output"},
-                    Case{"forged", Outcome::Unsafe, "timing_forged"},
-                    Case{"state", Outcome::Unsafe, "device_state"},
-                    Case{"foreign_stream", Outcome::Unsafe, "foreign_stream"},
-                    Case{"thread", Outcome::Unsafe, "host_thread"},
-                    Case{"load_thread", Outcome::Unsafe, "host_thread"},
-                    Case{"hidden", Outcome::Unsafe, "hidden_work"},
-                    Case{"too_fast", Outcome::Unsafe, "below_sol"},
-                    Case{"rc", Outcome::Crash, "returned_error"},
-                    Case{"segfault", Outcome::Crash, "signal"},
-                    Case{"abort", Outcome::Crash, "abort"},
-                    Case{"exit_zero", Outcome::Crash, "exit"},
-                    Case{"exit_after", Outcome::Crash, "exit"},
-                    Case{"illegal_address", Outcome::Crash, "illegal_address"},
-                    Case{"hang", Outcome::Timeout, "timeout"}),
+    testing::Values(Case{"pass", Outcome::Pass, Reason::kNone},
+                    Case{"noop", Outcome::Incorrect, Reason::kUnwritten},
+                    Case{"partial", Outcome::Incorrect, Reason::kUnwritten},
+                    Case{"wrong", Outcome::Incorrect, Reason::kMismatch},
+                    Case{"nondet", Outcome::Incorrect, Reason::kMismatch},
+                    Case{"mutate", Outcome::Incorrect, Reason::kInputModified},
+                    Case{"cache", Outcome::Incorrect, Reason::kMismatch},
+                    Case{"timed_cache", Outcome::Incorrect, Reason::kTimedOutput},
+                    Case{"forged", Outcome::Unsafe, Reason::kTimingForged},
+                    Case{"state", Outcome::Unsafe, Reason::kDeviceState},
+                    Case{"foreign_stream", Outcome::Unsafe, Reason::kForeignStream},
+                    Case{"thread", Outcome::Unsafe, Reason::kHostThread},
+                    Case{"load_thread", Outcome::Unsafe, Reason::kHostThread},
+                    Case{"hidden", Outcome::Unsafe, Reason::kHiddenWork},
+                    Case{"too_fast", Outcome::Unsafe, Reason::kBelowSol},
+                    Case{"rc", Outcome::Crash, Reason::kReturnedError},
+                    Case{"segfault", Outcome::Crash, Reason::kSignal},
+                    Case{"abort", Outcome::Crash, Reason::kAbort},
+                    Case{"exit_zero", Outcome::Crash, Reason::kExit},
+                    Case{"exit_after", Outcome::Crash, Reason::kExit},
+                    Case{"illegal_address", Outcome::Crash, Reason::kIllegalAddress},
+                    Case{"hang", Outcome::Timeout, Reason::kTimeout}),
     [](const auto& i) { return i.param.behaviour; });
 
 // A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the
@@ -175,7 +174,7 @@ TEST(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
     Verdict v = evaluate(*task, fake_candidate(*base, behaviour, 1, 7));
     EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(outcome))) << behaviour << "\n" << v.to_text();
     if (outcome == Outcome::Crash) {
-      EXPECT_EQ(v.reason, "signal") << v.to_text();
+      EXPECT_EQ(v.reason, Reason::kSignal) << v.to_text();
     }
   }
 }
@@ -251,7 +250,8 @@ TEST_P(FakeSanitizer, ReportComesFromTheLogFile) {
     EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
   } else {
     EXPECT_EQ(v.outcome, Outcome::Incorrect) << v.to_text();
-    EXPECT_EQ(v.reason, "sanitizer:memcheck");
+    EXPECT_EQ(v.reason, Reason::kSanitizerMemcheck) << v.to_text();
+    EXPECT_EQ(v.to_json()["reason"], "sanitizer:memcheck");
   }
 }
 INSTANTIATE_TEST_SUITE_P(Checker, FakeSanitizer, testing::Values("clean", "errors"));
@@ -335,12 +335,13 @@ TEST(FakeRunnerBaselineCheck, ConfigsOverTheHostBudgetAreCheckedOnTheDevice) {
 TEST(FakeRunnerBaselineCheck, ConsistencyCatchesUnwrittenAndNondeterministicBaselines) {
   if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
   use_fake_runner();
-  for (const auto& [behaviour, reason] : {std::pair{"partial", "mismatch"}, std::pair{"nondet", "mismatch"}}) {
+  for (const auto& [behaviour, reason] :
+       {std::pair{"partial", Reason::kMismatch}, std::pair{"nondet", Reason::kMismatch}}) {
     auto task = load_task(scale2_marked(behaviour));
     ASSERT_TRUE(task) << task.error().message;
     Verdict v = evaluate(*task, baseline_check(1e-6));  // every config over the budget
     EXPECT_EQ(v.outcome, Outcome::Incorrect) << behaviour << "\n" << v.to_text();
-    EXPECT_NE(v.reason.find(reason), std::string::npos) << behaviour << "\n" << v.to_text();
+    EXPECT_EQ(v.reason, reason) << behaviour << "\n" << v.to_text();
     ASSERT_FALSE(v.configs.empty());
     EXPECT_EQ(v.configs.back().against, CheckedAgainst::kConsistency) << v.to_text();
   }

@@ -165,7 +165,7 @@ class TorchOracleEval : public testing::Test {
     return o;
   }
   // Evaluates on both data paths; both must reach `outcome` with `reason`. Returns the device one.
-  Verdict both(const std::string& behaviour, Outcome outcome, const std::string& reason) {
+  Verdict both(const std::string& behaviour, Outcome outcome, Reason reason) {
     auto task = load_task(dir_);
     EXPECT_TRUE(task) << task.error().message;
     if (!task) return {};
@@ -198,7 +198,7 @@ class TorchOracleEval : public testing::Test {
 }  // namespace
 
 TEST_F(TorchOracleEval, CorrectCandidatePassesOnDeviceData) {
-  Verdict v = both("pass", Outcome::Pass, "");
+  Verdict v = both("pass", Outcome::Pass, Reason::kNone);
   if (IsSkipped()) return;
   ASSERT_EQ(v.configs.size(), 4u);
   for (const auto& c : v.configs) EXPECT_EQ(c.draws, 3) << c.config;  // seed 0 twice, seed 1 wide
@@ -219,7 +219,7 @@ TEST_F(TorchOracleEval, CorrectCandidatePassesOnDeviceData) {
 }
 
 TEST_F(TorchOracleEval, WrongElementIsNamedWhereItIs) {
-  Verdict v = both("wrong_late", Outcome::Incorrect, "mismatch");
+  Verdict v = both("wrong_late", Outcome::Incorrect, Reason::kMismatch);
   // The smallest config first (tiny, N = 33): element 31 is off by one.
   EXPECT_NE(v.message.find("config 'tiny' seed 0: output 'y': 1 of 33 elements wrong; first at [31]"),
             std::string::npos)
@@ -227,16 +227,16 @@ TEST_F(TorchOracleEval, WrongElementIsNamedWhereItIs) {
 }
 
 TEST_F(TorchOracleEval, UnwrittenOutputIsNamed) {
-  Verdict v = both("noop", Outcome::Incorrect, "unwritten");
+  Verdict v = both("noop", Outcome::Incorrect, Reason::kUnwritten);
   EXPECT_NE(v.message.find("never written"), std::string::npos) << v.message;
-  both("partial", Outcome::Incorrect, "unwritten");
+  both("partial", Outcome::Incorrect, Reason::kUnwritten);
 }
 
-TEST_F(TorchOracleEval, ModifiedInputIsFound) { both("mutate", Outcome::Incorrect, "input_modified"); }
+TEST_F(TorchOracleEval, ModifiedInputIsFound) { both("mutate", Outcome::Incorrect, Reason::kInputModified); }
 
 TEST_F(TorchOracleEval, ModuleThatRaisesComesBackWithItsTraceback) {
   reference("return helper(x)");
-  Verdict v = both("pass", Outcome::InfraError, "oracle");
+  Verdict v = both("pass", Outcome::InfraError, Reason::kOracle);
   EXPECT_NE(v.message.find("the PyTorch reference failed on config 'tiny'"), std::string::npos) << v.message;
   EXPECT_NE(v.message.find("ValueError: kevo-test: the module is broken on purpose"), std::string::npos) << v.message;
   EXPECT_NE(v.message.find("Python traceback"), std::string::npos) << v.message;
@@ -249,7 +249,7 @@ TEST_F(TorchOracleEval, ModuleThatRaisesComesBackWithItsTraceback) {
 
 TEST_F(TorchOracleEval, OutputOfAnotherDtypeIsTheReferencesFault) {
   reference("return (2 * x).half()");
-  Verdict v = both("pass", Outcome::InfraError, "oracle");
+  Verdict v = both("pass", Outcome::InfraError, Reason::kOracle);
   EXPECT_NE(v.message.find("output 0 is f16, the task declares f32"), std::string::npos) << v.message;
 }
 
@@ -257,7 +257,7 @@ TEST_F(TorchOracleEval, OutputOfAnotherDtypeIsTheReferencesFault) {
 // candidate's untouched inputs still equal the oracle's.
 TEST_F(TorchOracleEval, InPlaceReferenceDoesNotTouchTheComparedInputs) {
   reference("return x.mul_(2)");
-  both("pass", Outcome::Pass, "");
+  both("pass", Outcome::Pass, Reason::kNone);
 }
 
 TEST_F(TorchOracleEval, BaselineCheckedAgainstPyTorch) {

@@ -49,9 +49,11 @@ Verdict full_verdict() {
   p.modes["compile"] = {.ok = false, .error = "no torch.compile"};
   t.pytorch = p;
   v.timing = t;
-  v.flags.push_back({"timing_unconfirmed", "why"});
+  v.flags.push_back({Reason::kTimingUnconfirmed, "why"});
+  v.flags.push_back({Reason::kStatic, "fake", "stream_create"});
   v.device = DeviceCeilings{.name = "NVIDIA H100", .uuid = "GPU-1", .copy_gbps = 3000};
-  v.phases = {{"setup", 0.5}, {"correctness", 0.5}, {"timing", 0.5}};
+  v.phases = {{EvalPhase::kSetup, 0.5}, {EvalPhase::kCorrectness, 0.5}, {EvalPhase::kTiming, 0.5},
+              {EvalPhase::kProfile, 0.25}};
   v.work["oracle"] = 0.1;
   Profile prof;
   prof.status = ProfileStatus::kProfiled;
@@ -91,11 +93,20 @@ TEST(VerdictJson, ADamagedProfileIsNamed) {
 
 TEST(VerdictJson, FailedVerdictsComeBackWithTheirReason) {
   Verdict v;
-  v.set(Outcome::Unsafe, "timing_forged", "events below the checker's clock");
+  v.set(Outcome::Unsafe, Reason::kTimingForged, "events below the checker's clock");
   auto r = verdict_from_json(v.to_json());
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->outcome, Outcome::Unsafe);
-  EXPECT_EQ(r->reason, "timing_forged");
+  EXPECT_EQ(r->reason, Reason::kTimingForged);
+  // A static finding: the code and its rule apart, written together as ever.
+  Verdict s;
+  s.set(Outcome::Unsafe, Reason::kStatic, "line 3: cudaStreamCreate", "stream_create");
+  EXPECT_EQ(s.to_json()["reason"], "static:stream_create");
+  auto rs = verdict_from_json(s.to_json());
+  ASSERT_TRUE(rs) << rs.error().message;
+  EXPECT_EQ(rs->reason, Reason::kStatic);
+  EXPECT_EQ(rs->static_rule, "stream_create");
+  EXPECT_NE(rs->to_text().find("VERDICT: unsafe [static:stream_create] line 3"), std::string::npos) << rs->to_text();
   EXPECT_FALSE(r->timing);
   EXPECT_FALSE(r->compile);
 }
@@ -105,6 +116,9 @@ TEST(VerdictJson, DamagedDocumentsAreErrorsNamingTheField) {
   auto bad = verdict_from_json({{"outcome", "maybe"}});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("maybe"), std::string::npos);
+  auto unknown = verdict_from_json({{"outcome", "unsafe"}, {"reason", "made_up"}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("made_up"), std::string::npos) << unknown.error().message;
   auto j = full_verdict().to_json();
   j["timing"]["speedup"]["value"] = "fast";
   auto r = verdict_from_json(j);

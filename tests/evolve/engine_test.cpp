@@ -331,7 +331,7 @@ TEST(Verification, AWinnerFailingHeldOutIsReportedAndARunnerUpTried) {
   EXPECT_TRUE(out->best_failed_held_out);
   ASSERT_GE(out->verification.size(), 2u);
   EXPECT_EQ(out->verification[0].candidate, rows[1].id);
-  EXPECT_EQ(out->verification[0].outcome, "incorrect");
+  EXPECT_EQ(out->verification[0].outcome, Outcome::Incorrect);
   EXPECT_NE(out->winner, rows[1].id);
   EXPECT_NE(out->winner, 0);
   // During the search nothing was checked on held-out configs; verification only on them, with
@@ -376,7 +376,7 @@ TEST(Verification, NotFasterThanTheBaselineIsNoWinner) {
   EXPECT_EQ(out->winner, 0);
   EXPECT_TRUE(out->not_faster);
   ASSERT_FALSE(out->verification.empty());
-  EXPECT_EQ(out->verification.back().outcome, "pass");
+  EXPECT_EQ(out->verification.back().outcome, Outcome::Pass);
   EXPECT_LE(out->verification.back().speedup_lo, 1.0);
   auto run = h.db->get_run(out->run_id);
   EXPECT_TRUE(contains(run->final_json, "\"not_faster\":true")) << run->final_json;

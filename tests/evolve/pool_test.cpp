@@ -209,7 +209,7 @@ TEST(EvalQueue, AWorkerRefusesAJobForAnotherKindOfEvaluator) {
   ASSERT_TRUE(d);
   ASSERT_TRUE(*d);
   EXPECT_EQ((*d)->verdict.outcome, Outcome::InfraError);
-  EXPECT_EQ((*d)->verdict.reason, "worker_kind");
+  EXPECT_EQ((*d)->verdict.reason, Reason::kWorkerKind);
   EXPECT_NE((*d)->verdict.message.find("fake-worker"), std::string::npos) << (*d)->verdict.message;
 }
 

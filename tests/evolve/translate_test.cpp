@@ -264,7 +264,7 @@ class NoGpuEvaluator : public CandidateEvaluator {
   static Verdict no_gpu() {
     Verdict v;
     v.outcome = Outcome::InfraError;
-    v.reason = "no_gpu";
+    v.reason = Reason::kNoGpu;
     v.message = "no usable GPU: cudaGetDeviceCount failed";
     return v;
   }

@@ -347,7 +347,7 @@ TEST(EvalLatency, GeluBaselineThroughTheRunsEvaluator) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
     std::string parts;
-    for (const auto& [n, s] : v.phases) parts += fmt::format(" {} {:.3f}", n, s);
+    for (const auto& [p, s] : v.phases) parts += fmt::format(" {} {:.3f}", to_string(p), s);
     parts += " | work";
     for (const auto& [n, s] : v.work) parts += fmt::format(" {} {:.3f}", n, s);
     std::printf("EVAL_LATENCY gelu_baseline %d wall %.3f s | compile %.3f s%s |%s\n", i, wall,

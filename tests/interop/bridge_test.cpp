@@ -177,9 +177,11 @@ TEST(Bridge, TimeWithoutCudaSaysSo) {
   auto t = b->time({x});
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message.find("no CUDA"), std::string::npos) << t.error().message;
+  EXPECT_EQ(t.error().code, ErrorCode::kNoCuda);
   auto r = b->run({x}, {}, "cuda");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("no CUDA"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().code, ErrorCode::kNoCuda);
 }
 
 TEST(Bridge, TimesOnCudaWhenPresent) {
@@ -300,7 +302,7 @@ TEST(Bridge, HungReferenceIsKilledAtTheDeadline) {
   auto d = b->describe();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(d);
-  EXPECT_EQ(d.error().message.rfind("timeout", 0), 0u) << d.error().message;
+  EXPECT_EQ(d.error().code, ErrorCode::kTimeout) << d.error().message;
   EXPECT_LT(secs, 10.0);
   EXPECT_FALSE(b->alive());
   auto again = b->describe();
@@ -317,7 +319,7 @@ TEST(Bridge, DeathIsReportedNotHung) {
   ASSERT_TRUE(b) << b.error().message;
   auto s = b->load(tmp.path / "dies.py");
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().message.rfind("eof", 0), 0u) << s.error().message;
+  EXPECT_EQ(s.error().code, ErrorCode::kProcessDied) << s.error().message;
   EXPECT_NE(s.error().message.find("exit"), std::string::npos) << s.error().message;
   EXPECT_FALSE(b->alive());
 }
@@ -328,6 +330,32 @@ TEST(Bridge, MissingTorchFailsAtStart) {
   auto b = TorchBridge::start(o);
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("PyTorch bridge"), std::string::npos) << b.error().message;
+}
+
+// Without torch the error says so by its code, which callers act on (skip PyTorch, not fail).
+TEST(Bridge, NoTorchIsItsOwnKindOfError) {
+  auto python3 = find_program("python3");
+  if (!python3) GTEST_SKIP() << "python3 not installed";
+  // A Python whose torch does not import: the bridge's start-up reply says so.
+  testing::TempDir tmp;
+  std::filesystem::create_directories(tmp.path / "shadow");
+  std::ofstream(tmp.path / "shadow" / "torch.py") << "raise ImportError('no torch here (a test)')\n";
+  const auto wrapper = tmp.path / "python-without-torch";
+  std::ofstream(wrapper) << "#!/bin/sh\nPYTHONPATH=" << (tmp.path / "shadow").string() << ":$PYTHONPATH exec "
+                         << *python3 << " \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  BridgeOptions o;
+  o.python = wrapper.string();
+  auto b = TorchBridge::start(o);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, ErrorCode::kNoTorch) << b.error().message;
+  // No Python with torch at all (where this machine has none).
+  if (auto py = find_torch_python(); !py) {
+    EXPECT_EQ(py.error().code, ErrorCode::kNoTorch) << py.error().message;
+    auto any = TorchBridge::start();
+    ASSERT_FALSE(any);
+    EXPECT_EQ(any.error().code, ErrorCode::kNoTorch) << any.error().message;
+  }
 }
 
 }  // namespace

@@ -49,7 +49,10 @@ TEST(Npy, RejectsMismatchesClearly) {
   auto trunc = npy_decode(enc.substr(0, enc.size() - 1), DType::F32, "x.npy");
   ASSERT_FALSE(trunc);
   EXPECT_NE(trunc.error().message.find("data bytes"), std::string::npos);
-  EXPECT_FALSE(npy_decode("not numpy at all", DType::F32, "x.npy"));
+  EXPECT_EQ(trunc.error().code, ErrorCode::kParse);
+  auto junk = npy_decode("not numpy at all", DType::F32, "x.npy");
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.error().code, ErrorCode::kParse);
   std::string fortran = enc;
   auto p = fortran.find("False");
   fortran.replace(p, 5, "True ");

@@ -82,11 +82,14 @@ TEST(TimeResult, JsonBlock) {
   EXPECT_FALSE(j["modes"].contains("compile"));
 }
 
-TEST(TimeResult, UnavailableErrorsAreRecognized) {
-  EXPECT_TRUE(torch_unavailable(Error{"no CUDA: torch 2.4.0 sees no CUDA device"}));
-  EXPECT_TRUE(torch_unavailable(Error{"no Python with torch and numpy (set KEVO_PYTHON...):\n  python3: ..."}));
+TEST(TimeResult, UnavailableErrorsAreRecognizedByTheirCode) {
+  EXPECT_TRUE(torch_unavailable(Error{"no CUDA: torch 2.4.0 sees no CUDA device", ErrorCode::kNoCuda}));
+  EXPECT_TRUE(torch_unavailable(Error{"no Python with torch and numpy (set KEVO_PYTHON...):\n  python3: ...",
+                                      ErrorCode::kNoTorch}));
   EXPECT_FALSE(torch_unavailable(Error{"/t/reference.py: SyntaxError: invalid syntax"}));
-  EXPECT_FALSE(torch_unavailable(Error{"timeout: the PyTorch bridge did not answer 'time' in time"}));
+  EXPECT_FALSE(torch_unavailable(Error{"timeout: the PyTorch bridge did not answer 'time' in time", ErrorCode::kTimeout}));
+  // The text decides nothing: a message that reads like one without its code is another failure.
+  EXPECT_FALSE(torch_unavailable(Error{"no CUDA: torch 2.4.0 sees no CUDA device"}));
 }
 
 Timing timing_with_candidate(double ms) {

@@ -125,7 +125,7 @@ TEST_F(TorchOracleGpu, Bf16PermutationExactAndAWrongElementNamed) {
       continue;
     }
     EXPECT_EQ(v.outcome, Outcome::Incorrect) << v.to_text();
-    EXPECT_EQ(v.reason, "mismatch") << v.to_text();
+    EXPECT_EQ(v.reason, Reason::kMismatch) << v.to_text();
     // The smallest config first (B=1, S=5, H=3, D=33): flat index 7 is [0, 0, 0, 7].
     EXPECT_NE(v.message.find("config 'small' seed 0: output 'y': 1 of 495 elements wrong; first at [0, 0, 0, 7]"),
               std::string::npos)

@@ -188,6 +188,7 @@ TEST(TorchTiming, CudaRequestedWithoutCudaIsUnavailable) {
   auto r = time_torch_main(task, 5, o, b);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message.rfind("no CUDA", 0), 0u) << r.error().message;
+  EXPECT_EQ(r.error().code, ErrorCode::kNoCuda);
   EXPECT_TRUE(torch_unavailable(r.error()));
 }
 

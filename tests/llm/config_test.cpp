@@ -228,6 +228,10 @@ TEST(Errors, KindsRoundTripAndRedaction) {
                       ErrorKind::kCancelled, ErrorKind::kReplayMiss})
     EXPECT_EQ(error_kind(make_error(k, "x")), k);
   EXPECT_EQ(error_kind(Error{"plain"}), ErrorKind::kOther);
+  // The kind is the error's code; the tag at the start of the message is for people only.
+  EXPECT_EQ(make_error(ErrorKind::kFatal, "bad key").code, ErrorCode::kLlmFatal);
+  EXPECT_EQ(make_error(ErrorKind::kFatal, "bad key").message, "[fatal] bad key");
+  EXPECT_EQ(error_kind(Error{"[fatal] looks tagged"}), ErrorKind::kOther);
   EXPECT_EQ(redact("key sk-abcdefgh123 and sk-abcdefgh123", "sk-abcdefgh123"), "key [redacted] and [redacted]");
 }
 

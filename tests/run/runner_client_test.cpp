@@ -79,19 +79,24 @@ TEST(RunnerClient, HangIsATimeoutAndTheProcessIsKilled) {
   ASSERT_TRUE(r);
   auto t0 = std::chrono::steady_clock::now();
   auto a = r->call({{"cmd", "hello"}}, 300ms);
-  EXPECT_FALSE(a);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ErrorCode::kTimeout) << a.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   ASSERT_TRUE(r->death());
   EXPECT_EQ(r->death()->kind, RunnerDeath::Kind::Timeout);
   EXPECT_FALSE(r->alive());
   // Further calls fail at once instead of hanging.
-  EXPECT_FALSE(r->call({{"cmd", "hello"}}, 10s));
+  auto again = r->call({{"cmd", "hello"}}, 10s);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::kProcessDied);
 }
 
 TEST(RunnerClient, SegfaultIsASignalWithItsLastWords) {
   auto r = start(script("segv_runner.sh", "#!/bin/sh\necho 'about to crash' >&2\nkill -SEGV $$\n"));
   ASSERT_TRUE(r);
-  EXPECT_FALSE(r->call({{"cmd", "run"}}, 10s));
+  auto a = r->call({{"cmd", "run"}}, 10s);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ErrorCode::kProcessDied) << a.error().message;
   ASSERT_TRUE(r->death());
   EXPECT_EQ(r->death()->kind, RunnerDeath::Kind::Signal);
   EXPECT_EQ(r->death()->signal, SIGSEGV);
@@ -118,7 +123,8 @@ TEST(RunnerClient, MissingRunnerIsAnError) {
   RunnerOptions o;
   o.runner = "/nonexistent/kevo-runner";
   auto r = RunnerClient::start(o);
-  EXPECT_FALSE(r);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound) << r.error().message;
 }
 
 // A wrapper (like compute-sanitizer) prints its summary only after the runner it wraps exits,

@@ -101,6 +101,7 @@ TEST(PgRunDb, AConnectionTheServerDropsIsReopened) {
   if (!first) {
     EXPECT_TRUE(has(first.error().message, "connection")) << first.error().message;
     EXPECT_TRUE(has(first.error().message, (*db)->where())) << first.error().message;
+    EXPECT_EQ(first.error().code, ErrorCode::kUnavailable) << first.error().message;
   }
   auto second = (*db)->get_run(run);
   ASSERT_TRUE(second) << second.error().message;

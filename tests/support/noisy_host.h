@@ -10,7 +10,7 @@
 namespace kevo::testing_support {
 
 inline bool too_noisy(const Verdict& v) {
-  if (v.outcome != Outcome::InfraError || v.reason != "timing_noisy") return false;
+  if (v.outcome != Outcome::InfraError || v.reason != Reason::kTimingNoisy) return false;
   std::printf("NOTE: this host was too noisy for the checker's clock: %s\n", v.message.c_str());
   return true;
 }

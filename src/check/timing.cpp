@@ -26,12 +26,6 @@ using Clock = std::chrono::steady_clock;
 // ~2.4 ms of draws, poison, flush and sums) that is 5 calls, and the outside slope's interval about
 // 1% of a call.
 constexpr double kBatchMs = 20.0;
-// A longer session (the re-timing of finalists, `kevo eval`'s default) uses longer batches, up to
-// this: the wall clock's jitter per batch (~0.1 ms on an H100, whatever its length) is divided by
-// more calls, and the interval narrows faster per second spent (gelu on an H100, 2026-11-26: 41
-// rounds of 4- and 8-call batches to reach 1.5%).
-constexpr double kMaxBatchMs = 60.0;
-double batch_ms(double budget_s) { return std::clamp(kBatchMs * budget_s, kBatchMs, kMaxBatchMs); }
 // At least 4 calls a batch: the slope divides the wall clock's jitter by k, and with fewer calls a
 // slow call (tens of ms) leaves an interval too wide to accuse a forger.
 constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
@@ -108,13 +102,8 @@ bool TimingRun::prepare() {
   where_ = fmt::format("timing on config '{}'", s_.config->name);
   state0_ = s_.state_at_load;
   series_.push_back({SeriesKind::Candidate, s_.cand, "cand"});
-  // The trusted reference for the work outside the events (the last series): the baseline's own
-  // batches where there is a baseline (its gap is that work plus its call's launch, in a process
-  // no candidate entered), else batches of that work alone.
-  if (s_.has_baseline)
-    series_.push_back({SeriesKind::Baseline, s_.trusted, "base"});
-  else
-    series_.push_back({SeriesKind::Around, s_.trusted, ""});
+  if (s_.has_baseline) series_.push_back({SeriesKind::Baseline, s_.trusted, "base"});
+  series_.push_back({SeriesKind::Around, s_.trusted, ""});
   return true;
 }
 
@@ -224,8 +213,7 @@ bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeB
   return true;
 }
 
-// Untimed batches per series: a warm-up that sizes k so a batch lasts ~batch_ms(), and one of k
-// calls where k is larger than the warm-up's.
+// Two untimed batches per series: warm-up, and the batch size k that makes a batch ~kBatchMs long.
 bool TimingRun::calibrate() {
   double per_call = 0;
   for (auto& s : series_) {
@@ -235,9 +223,7 @@ bool TimingRun::calibrate() {
     per_call = std::max(per_call, r->span_ms / kMinBatchCalls);
   }
   next_call_ += kMinBatchCalls;
-  k_ = std::clamp(static_cast<int>(std::ceil(batch_ms(s_.budget_s) / std::max(per_call, 1e-3))), kMinBatchCalls,
-                  kMaxBatchCalls);
-  if (k_ == kMinBatchCalls) return true;  // the warm-up was a batch of k
+  k_ = std::clamp(static_cast<int>(std::ceil(kBatchMs / std::max(per_call, 1e-3))), kMinBatchCalls, kMaxBatchCalls);
   for (auto& s : series_) {
     auto r = batch(s, k_, next_call_, false);
     if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
@@ -392,7 +378,7 @@ std::vector<double> TimingRun::floored_to_outside(std::vector<double> call_ms, c
 
 void TimingRun::finish() {
   const Series& cand = series_.front();
-  const Series& around = series_.back();  // the trusted reference: the baseline, or the work alone
+  const Series& around = series_.back();
   Timing t;
   t.config = s_.config->name;
   OutsideCheck oc = outside_now();
@@ -403,13 +389,14 @@ void TimingRun::finish() {
   t.rounds = static_cast<int>(cand.walls.size());
   t.around_ms = fit_slope(around.walls).per_call_ms;
   t.walls_candidate = cand.walls;
-  if (around.kind == SeriesKind::Around) t.walls_around = around.walls;
+  t.walls_around = around.walls;
   if (s_.has_baseline) {
     const Series& base = series_[1];
     t.has_baseline = true;
     t.baseline = summarize(base.call_ms);
     t.walls_baseline = base.walls;
     t.speedup = median_ratio(base.call_ms, cand_ms);
+    t.outside_baseline = check_outside(mean(base.call_ms), fit_slope(base.walls), fit_slope(around.walls));
   }
   if (oc.verdict == OutsideVerdict::Forged)
     v_.set(Outcome::Unsafe, Reason::kTimingForged,

@@ -135,6 +135,7 @@ nlohmann::json Verdict::to_json() const {
                                        {"baseline", walls_json(timing->walls_baseline)},
                                        {"around", walls_json(timing->walls_around)}}}};
     if (timing->has_baseline) {
+      t["outside_clock"]["baseline"] = outside_json(timing->outside_baseline);
       t["baseline"] = summary_json(timing->baseline);
       t["speedup"] = {{"value", timing->speedup.value}, {"ci95", {timing->speedup.lo, timing->speedup.hi}}};
     }

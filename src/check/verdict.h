@@ -68,7 +68,7 @@ struct Timing {
   // Where the figures come from: CUDA events in each runner (the candidate's only where the
   // checker's own clock confirms them, check/outside_clock.h; the baseline's from a process no
   // candidate entered), over batches of batch_calls and 2 x batch_calls calls.
-  OutsideCheck outside;
+  OutsideCheck outside, outside_baseline;
   double around_ms = 0;  // per call: input draw, poison, L2 flush, output sums (not in the events)
   int batch_calls = 0, rounds = 0;
   // Every timed batch the checker's clock saw, per series, so a reader can refit the figures.

@@ -126,6 +126,7 @@ Result<Timing> timing_from(const json& tj) {
   if (tj.contains("baseline")) {
     t.has_baseline = true;
     t.baseline = summary_from(f.object("baseline"));
+    t.outside_baseline = outside_from(oc.object("baseline"));
     const json spj = f.object("speedup");
     JsonFields sp(spj, "timing.speedup");
     t.speedup.value = sp.get("value", 0.0);

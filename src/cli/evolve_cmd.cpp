@@ -679,7 +679,7 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", a->overrides, "Override an LLM config key, e.g. --set budget.max_cost_usd=2");
   cmd->add_option("--seed", a->seed, "Seed for parent and operator choices");
   cmd->add_option("--seeds", a->seeds, "Checker seeds per configuration")->check(CLI::Range(1, 100));
-  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session in the search (default 0.5)")
+  cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session in the search (default 1)")
       ->check(CLI::Range(0.1, 600.0));
   cmd->add_option("--verify-time-budget", a->verify_time_budget,
                   "Seconds per timing session when the finalists are re-timed on held-out shapes (default 4)")

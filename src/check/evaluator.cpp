@@ -253,8 +253,9 @@ Result<CompileResult> compile_source(EvalSession& s, bool baseline) {
 // device; the timing of a baseline needs one too.
 // So does the baseline's own check of configs over the host budget (the baseline against itself).
 bool wants_trusted_runner(const EvalSession& s) {
-  if (s.opts.baseline_mode) return any_over_host_budget(s);
-  return s.task.has_baseline() || (s.task.oracle_is_torch && s.opts.device_data);
+  const bool torch_on_device = s.task.oracle_is_torch && s.opts.device_data;
+  if (s.opts.baseline_mode) return torch_on_device || any_over_host_budget(s);
+  return s.task.has_baseline() || torch_on_device;
 }
 
 }  // namespace
@@ -439,7 +440,9 @@ void timing_phase(EvalSession& s) {
   ts.has_baseline = s.base_so.has_value();
   ts.state_at_load = s.state_at_load;
   if (!s.opts.baseline_mode && !s.await_trusted()) return;
-  if (s.opts.baseline_mode && s.trusted) {  // the consistency check's second process: done, its memory freed
+  // The consistency check's second process: done, its memory freed (a PyTorch oracle on the device
+  // keeps its runner: it validates the last timed output).
+  if (s.opts.baseline_mode && s.consistency) {
     s.consistency.reset();
     s.trusted.reset();
   }

@@ -152,7 +152,9 @@ TEST_P(QueueTest, AJobWhoseLeasesKeepExpiringFails) {
     EXPECT_EQ((*j)->id, id);
     EXPECT_EQ((*j)->attempts, attempt);
     // Keep the second job out of the way under a live lease on the first round.
-    if (attempt == 1) ASSERT_EQ((*db->claim("holder", kLongLease, kMaxAttempts))->id, next);
+    if (attempt == 1) {
+      ASSERT_EQ((*db->claim("holder", kLongLease, kMaxAttempts))->id, next);
+    }
     sleep_past_short_lease();
   }
   auto j = db->claim("w3", kShortLease, kMaxAttempts);

@@ -71,10 +71,11 @@ std::vector<size_t> far_above(const std::vector<Point>& p, const Slope& s) {
 
 Slope fit_slope(const std::vector<BatchWall>& walls) {
   std::vector<Point> p;
-  int min_calls = 0;
+  int min_calls = 0, max_calls = 0;
   for (const auto& w : walls) {
     p.push_back({static_cast<double>(w.calls), w.wall_ms - w.events_ms});
     min_calls = min_calls == 0 ? w.calls : std::min(min_calls, w.calls);
+    max_calls = std::max(max_calls, w.calls);
   }
   if (!two_sizes_two_each(p)) return Slope{.batches = static_cast<int>(walls.size())};
   Slope s = least_squares(p);
@@ -88,7 +89,7 @@ Slope fit_slope(const std::vector<BatchWall>& walls) {
       s.dropped = static_cast<int>(drop.size());
     }
   }
-  s.min_calls = min_calls;
+  s.min_calls = min_calls, s.max_calls = max_calls;
   return s;
 }
 
@@ -105,15 +106,15 @@ const char* outside_verdict_name(OutsideVerdict v) {
 OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const Slope& around, double tolerance) {
   OutsideCheck c;
   c.events_ms = events_mean_ms;
-  if (!candidate.ok || !around.ok || candidate.min_calls <= 0) {
+  if (!candidate.ok || !around.ok || candidate.max_calls <= 0) {
     c.detail = "the outside clock had too few batches to measure";
     return c;
   }
   // A candidate's fixed cost above the trusted one, beyond both intervals, may be small batches
-  // stretched to flatten the slope: it hides at most that much per call of the smaller batch.
+  // stretched to flatten the slope: it hides that much per call of the larger batch.
   c.fixed_excess_ms = std::max(0.0, candidate.fixed_ms - around.fixed_ms -
                                         std::hypot(candidate.fixed_ci_ms, around.fixed_ci_ms));
-  const double hidden = candidate.per_call_ms - around.per_call_ms + c.fixed_excess_ms / candidate.min_calls;
+  const double hidden = candidate.per_call_ms - around.per_call_ms + c.fixed_excess_ms / candidate.max_calls;
   c.outside_ms = events_mean_ms + hidden;
   c.ci_ms = std::hypot(candidate.ci_ms, around.ci_ms);
   // The tolerance, widened by the outside figure's own uncertainty: a noisy host must not turn an
@@ -138,7 +139,7 @@ OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const 
   if (c.fixed_excess_ms > 0)
     c.detail += fmt::format("; the candidate's fixed cost per batch {:.4f} ms above the trusted runner's, "
                             "counted as hidden over its {}-call batches",
-                            c.fixed_excess_ms, candidate.min_calls);
+                            c.fixed_excess_ms, candidate.max_calls);
   if (candidate.dropped > 0) c.detail += fmt::format("; {} of {} batches dropped as far above the line",
                                                      candidate.dropped, candidate.batches + candidate.dropped);
   return c;
@@ -159,10 +160,11 @@ double t95(size_t dof) {
 
 Slope fit_median_line(const std::vector<BatchWall>& walls, bool gap) {
   std::map<int, std::vector<double>> by_size;
-  int min_calls = 0;
+  int min_calls = 0, max_calls = 0;
   for (const auto& w : walls) {
     by_size[w.calls].push_back(gap ? w.wall_ms - w.events_ms : w.wall_ms);
     min_calls = min_calls == 0 ? w.calls : std::min(min_calls, w.calls);
+    max_calls = std::max(max_calls, w.calls);
   }
   Slope s{.batches = static_cast<int>(walls.size())};
   if (by_size.size() < 2) return s;
@@ -194,7 +196,7 @@ Slope fit_median_line(const std::vector<BatchWall>& walls, bool gap) {
   const double t = t95(fewest - 1);
   s.ci_ms = t * std::sqrt(var_slope);
   s.fixed_ci_ms = t * std::sqrt(var_fixed);
-  s.min_calls = min_calls;
+  s.min_calls = min_calls, s.max_calls = max_calls;
   s.ok = true;
   return s;
 }
@@ -202,10 +204,10 @@ Slope fit_median_line(const std::vector<BatchWall>& walls, bool gap) {
 void add_median_check(OutsideCheck& c, const std::vector<BatchWall>& candidate, const std::vector<BatchWall>& around,
                       double tolerance) {
   const Slope cand = fit_median_line(candidate, false), trusted = fit_median_line(around, true);
-  if (!cand.ok || !trusted.ok || cand.min_calls <= 0) return;
+  if (!cand.ok || !trusted.ok || cand.max_calls <= 0) return;
   const double excess =
       std::max(0.0, cand.fixed_ms - trusted.fixed_ms - std::hypot(cand.fixed_ci_ms, trusted.fixed_ci_ms));
-  c.median_outside_ms = cand.per_call_ms - trusted.per_call_ms + excess / cand.min_calls;
+  c.median_outside_ms = cand.per_call_ms - trusted.per_call_ms + excess / cand.max_calls;
   c.median_allowed_ms =
       std::max(tolerance * std::max(c.median_outside_ms, 0.0), 2 * std::hypot(cand.ci_ms, trusted.ci_ms));
   c.detail += fmt::format("; medians: the checker's clock {:.4f} ms per call, allowed {:.4f} below",

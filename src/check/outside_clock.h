@@ -1,6 +1,6 @@
 // The checker's own clock on a runner's timed work. A runner that loaded a candidate can forge
 // anything it reports, its CUDA event times included; what it cannot forge is how long the checker
-// waits for its reply. Batches of n calls (n alternating between k and 2k, each batch ending in a
+// waits for its reply. Batches of n calls (n alternating between 1 and 2k, each batch ending in a
 // device-wide synchronize) are timed from request to reply. What the events do not explain, the
 // gap (wall - the batch's event times), is fitted on calls (least squares): its per-call slope is
 // the work around each call plus whatever the events hide; its intercept the fixed costs (the pipe,
@@ -9,8 +9,9 @@
 // gap exceeds it by is hidden. Fitting the gap, not the wall, cancels the host delays the events
 // see too (a preempted launch thread stretches both), which on a loaded host are most of the noise.
 // A batch size is known to the runner, so a forger could stretch its small batches to flatten the
-// slope; that raises the intercept by at least what the slope loses times k, so an intercept above
-// the trusted one (beyond its interval) counts as hidden work, per call of the smaller batch.
+// slope: to hide d per call it must add (b - a) d to its a-call batches over its b-call ones, which
+// raises the fitted intercept by b d. So an intercept above the trusted one (beyond its interval)
+// counts as hidden work, per call of the larger batch (the least a forger's stretch implies).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -51,7 +52,7 @@ struct Slope {
   double ci_ms = 0;  // ~95% half-width (two standard errors of the least-squares slope)
   double fixed_ms = 0, fixed_ci_ms = 0;  // the intercept and its ~95% half-width
   int batches = 0, dropped = 0;
-  int min_calls = 0;  // the smaller batch size
+  int min_calls = 0, max_calls = 0;  // the smaller and larger batch sizes
 };
 
 // The least-squares line of the gap (wall - events) on calls per batch; needs at least two sizes,

@@ -129,7 +129,8 @@ nlohmann::json Verdict::to_json() const {
       return a;
     };
     t["outside_clock"] = {{"candidate", outside_json(timing->outside)}, {"around_ms", timing->around_ms},
-                          {"batch_calls", timing->batch_calls}, {"rounds", timing->rounds},
+                          {"batch_calls", timing->batch_calls}, {"small_calls", timing->small_calls},
+                          {"rounds", timing->rounds},
                           {"batches", {{"columns", {"calls", "wall_ms", "events_ms"}},
                                        {"candidate", walls_json(timing->walls_candidate)},
                                        {"baseline", walls_json(timing->walls_baseline)},
@@ -196,7 +197,7 @@ std::string Verdict::to_text() const {
       s += fmt::format("            checked   events {:.4f} ms vs the checker's clock {:.4f} ms +-{:.4f} per call "
                        "(allowed {:.4f} below; batches of {}/{} calls, {} each)\n",
                        t.outside.events_ms, t.outside.outside_ms, t.outside.ci_ms, t.outside.allowed_ms,
-                       t.batch_calls, 2 * t.batch_calls, t.rounds);
+                       t.small_calls > 0 ? t.small_calls : t.batch_calls, 2 * t.batch_calls, t.rounds);
     s += pytorch_text(t);
     if (t.floor.floor_ms > 0)
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",

@@ -67,10 +67,11 @@ struct Timing {
   double max_wall_over_span = 0;  // host-clock cross-check, worst batch (unused since the outside clock)
   // Where the figures come from: CUDA events in each runner (the candidate's only where the
   // checker's own clock confirms them, check/outside_clock.h; the baseline's from a process no
-  // candidate entered), over batches of batch_calls and 2 x batch_calls calls.
+  // candidate entered), over batches of small_calls and 2 x batch_calls calls.
   OutsideCheck outside, outside_baseline;
   double around_ms = 0;  // per call: input draw, poison, L2 flush, output sums (not in the events)
   int batch_calls = 0, rounds = 0;
+  int small_calls = 0;  // 0: a verdict stored before batches of one call (then batch_calls)
   // Every timed batch the checker's clock saw, per series, so a reader can refit the figures.
   std::vector<BatchWall> walls_candidate, walls_baseline, walls_around;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed

@@ -113,6 +113,7 @@ Result<Timing> timing_from(const json& tj) {
   t.outside = outside_from(oc.object("candidate"));
   t.around_ms = oc.get("around_ms", 0.0);
   t.batch_calls = oc.get("batch_calls", 0);
+  t.small_calls = oc.get("small_calls", 0);
   t.rounds = oc.get("rounds", 0);
   if (ocj.contains("batches") && ocj["batches"].is_object()) {
     const json& b = ocj["batches"];

@@ -10,9 +10,15 @@
 #include <set>
 #include <thread>
 
+#include "util/gpu_lock.h"
+
 namespace kevo {
 namespace {
 using namespace std::chrono_literals;
+
+// How long a spare waits for a timing on its GPU to end before it starts anyway: a timing session
+// lasts seconds; a spare started late only means an evaluation starts its own runner.
+constexpr std::chrono::milliseconds kLockWait{30000};
 
 // Never empty (short_kind's "none"): the default runner on the default GPU is "runner:".
 std::string key_of(const RunnerOptions& o) {
@@ -68,14 +74,23 @@ class Warm {
   void loop() {
     for (;;) {
       RunnerOptions o;
-      std::string k;
+      std::string k, uuid;
       {
         std::unique_lock l(mu_);
         cv_.wait(l, [&] { return !(k = short_kind()).empty(); });
         o = kinds_.at(k);
+        uuid = uuid_[k];
       }
+      // A process start and a new CUDA context on the GPU being timed would show on the checker's
+      // clock (the timing's walls): spares start while nothing is timed there, as correctness
+      // checks do (shared). The GPU is known from an earlier spare's hello; a lock that cannot be
+      // had only delays the spare, so its failure is not an error.
+      std::optional<GpuLock> lock;
+      if (!uuid.empty())
+        if (auto l = GpuLock::acquire(uuid, kLockWait, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
       auto c = RunnerClient::start(o);
       Result<json> h = c ? (*c)->call({{"cmd", "hello"}}, o.start_timeout) : Result<json>(c.unexpected());
+      lock.reset();
       if (!h || !h->value("ok", false)) {
         // No GPU or no runner: nothing to warm; evaluations start their own and say why.
         spdlog::debug("a runner started ahead failed: {}", h ? h->dump() : h.error().message);
@@ -85,6 +100,7 @@ class Warm {
       }
       ++started_;
       std::lock_guard l(mu_);
+      uuid_[k] = h->value("uuid", "");
       ready_[k].emplace_back(std::move(*c), *h);
     }
   }
@@ -102,6 +118,7 @@ class Warm {
   int spares_ = 0;
   std::map<std::string, RunnerOptions> kinds_;
   std::map<std::string, std::deque<WarmRunners::Ready>> ready_;
+  std::map<std::string, std::string> uuid_;  // kind -> the GPU its spares run on (from a hello)
   std::thread thread_;
   std::atomic<int> started_{0}, taken_{0};
 };

@@ -19,6 +19,7 @@ namespace {
 struct Series {
   double work = 0, reported = 0, around = 0.3, fixed = 1.0, jitter = 0.05, shared = 0;
   int k = 10, rounds = 16;
+  int small = 0;  // calls of the small batches (0: k), as the checker's one-call batches
   unsigned seed = 1;
 };
 
@@ -27,7 +28,7 @@ std::vector<BatchWall> walls(const Series& s) {
   std::normal_distribution<double> outside(0, s.jitter), inside(0, s.shared);
   std::vector<BatchWall> w;
   for (int r = 0; r < s.rounds; ++r) {
-    const int calls = r % 2 ? 2 * s.k : s.k;
+    const int calls = r % 2 ? 2 * s.k : (s.small > 0 ? s.small : s.k);
     double in = 0;
     for (int i = 0; i < calls; ++i) in += std::abs(inside(g));
     w.push_back({calls, s.fixed + calls * (s.work + s.around) + in + outside(g), calls * s.reported + in});
@@ -113,7 +114,7 @@ TEST(OutsideClock, AFewContextSwitchesAreDroppedNotMost) {
 TEST(OutsideClock, StretchedSmallBatchesCountAsHidden) {
   // A forger that knows the batch size reports 1.0 ms of its 2.0 ms calls and sleeps 10 ms in its
   // 10-call batches only: the slope of its gap is flat (as if nothing were hidden), its fixed cost
-  // 20 ms above the trusted runner's, and that excess over the 10-call batches is the hidden 1 ms.
+  // 20 ms above the trusted runner's, and that excess over the 20-call batches is the hidden 1 ms.
   auto w = walls({.work = 2.0, .reported = 1.0, .seed = 7});
   for (auto& b : w)
     if (b.calls == 10) b.wall_ms += 10;
@@ -123,6 +124,32 @@ TEST(OutsideClock, StretchedSmallBatchesCountAsHidden) {
   EXPECT_EQ(c.verdict, OutsideVerdict::Forged) << c.detail;
   EXPECT_GT(c.fixed_excess_ms, 15.0) << c.detail;
   EXPECT_GE(c.outside_ms, 2.0 - 0.1) << c.detail;
+}
+
+// The checker's batches are of one call and 2k calls. A forger reporting 0.5 ms of its 2.0 ms calls
+// as missing must stretch each one-call batch by 19 x 0.5 ms to flatten its slope; that raises the
+// intercept by 20 x 0.5 ms, which over the 20-call batches is the hidden 0.5 ms again. Half the
+// stretch leaves half on the slope and half in the intercept: caught either way.
+TEST(OutsideClock, OneCallBatchesStretchedAreCaughtOverTheLargerBatch) {
+  for (double stretch : {1.0, 0.5}) {
+    auto w = walls({.work = 2.0, .reported = 1.5, .small = 1, .seed = 11});
+    for (auto& b : w)
+      if (b.calls == 1) b.wall_ms += stretch * 19 * 0.5;
+    Slope s = fit_slope(w);
+    OutsideCheck c = check_outside(1.5, s, fit_slope(walls({.small = 1, .seed = 12})));
+    EXPECT_EQ(c.verdict, OutsideVerdict::Forged) << "stretch " << stretch << ": " << c.detail;
+    EXPECT_NEAR(c.outside_ms, 2.0, 0.05) << "stretch " << stretch << ": " << c.detail;
+  }
+}
+
+// An honest candidate whose first call of a batch costs 0.15 ms more than the trusted runner's work
+// (on an H100, 0.05-0.2 ms) counts that only over its larger batch: not an accusation.
+TEST(OutsideClock, AnHonestFixedCostPerBatchIsNotAnAccusation) {
+  auto w = walls({.work = 1.9, .reported = 1.9, .around = 3.5, .fixed = 0.65, .k = 4, .small = 1, .seed = 13});
+  Slope trusted = fit_slope(walls({.around = 3.5, .fixed = 0.5, .k = 4, .small = 1, .seed = 14}));
+  OutsideCheck c = check_outside(1.9, fit_slope(w), trusted);
+  EXPECT_EQ(c.verdict, OutsideVerdict::Agree) << c.detail;
+  EXPECT_LT(c.outside_ms - 1.9, 0.15 / 8 + 0.03) << c.detail;
 }
 
 TEST(OutsideClock, NoiseWidensTheAllowanceInsteadOfAccusing) {

@@ -38,7 +38,7 @@ Verdict full_verdict() {
   t.sol_fraction = 0.4;
   t.outside.verdict = OutsideVerdict::Agree, t.outside.outside_ms = 1.24, t.outside.allowed_ms = 0.04;
   t.outside_baseline.verdict = OutsideVerdict::Inconclusive;
-  t.batch_calls = 16, t.rounds = 8, t.around_ms = 0.3;
+  t.batch_calls = 16, t.small_calls = 1, t.rounds = 8, t.around_ms = 0.3;
   t.outside.fixed_excess_ms = 0.25, t.outside.detail = "in-process events 1.2 ms";
   t.outside.median_outside_ms = 1.23, t.outside.median_allowed_ms = 0.037;
   t.walls_candidate = {{16, 25.5, 20.0}, {32, 50.25, 40.0}};

@@ -12,7 +12,8 @@
 #   bench/throughput.sh BUILD_DIR OUT_DIR
 # Settings from the environment: TASK (softmax), CANDIDATES (60 per run), LATENCIES ("2 10"
 # seconds), IN_FLIGHT ("4 16"), STRATEGY (evoengineer-full: it takes whole kernels, which is what
-# the server sends), SEEDS and TIME_BUDGET (kevo's defaults unless set), GPUS (kevo's --gpus, all).
+# the server sends), SEEDS and TIME_BUDGET (kevo's defaults unless set), GPUS (kevo's --gpus, all),
+# EVALS_PER_GPU (kevo's --evals-per-gpu, 1).
 # Needs a GPU (it exits 2 without one); KEVO_THROUGHPUT_FAKE=1 runs it with --fake-gpu instead, to
 # test the script itself on a machine without one (its figures then mean nothing).
 # Logs, run databases and events go to OUT_DIR: L<latency>-P<in-flight>.{log,db,events.jsonl,
@@ -24,7 +25,7 @@ if [[ $# -lt 2 ]]; then
 fi
 B=$(realpath "$1"); W=$(realpath -m "$2"); K="$B/bin/kevo"
 TASK=${TASK:-softmax}; N=${CANDIDATES:-60}; LATENCIES=${LATENCIES:-2 10}; IN_FLIGHT=${IN_FLIGHT:-4 16}
-STRATEGY=${STRATEGY:-evoengineer-full}; GPUS=${GPUS:-all}
+STRATEGY=${STRATEGY:-evoengineer-full}; GPUS=${GPUS:-all}; EVALS_PER_GPU=${EVALS_PER_GPU:-1}
 FAKE=()
 if [[ ${KEVO_THROUGHPUT_FAKE:-0} == 1 ]]; then
   FAKE=(--fake-gpu)
@@ -104,7 +105,7 @@ max_concurrency = $max_p
 local = true
 EOF
     cmd=("$K" evolve "$TASK" --model "http://127.0.0.1:$PORT/v1#scripted" -c "$W/$name.toml" --llm live
-         --strategy "$STRATEGY" --parallel "$P" --budget-candidates "$N" --gpus "$GPUS" --db "$W/$name.db"
+         --strategy "$STRATEGY" --parallel "$P" --budget-candidates "$N" --gpus "$GPUS" --evals-per-gpu "$EVALS_PER_GPU" --db "$W/$name.db"
          --events jsonl "$W/$name.events.jsonl" "${EXTRA[@]}" "${FAKE[@]}")
     "${cmd[@]}" > "$W/$name.log" 2>&1
     e=$?

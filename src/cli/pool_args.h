@@ -1,4 +1,4 @@
-// `--gpus`, `--queue`, `--queue-slots`: where `kevo evolve` and `kevo bench` evaluate
+// `--gpus`, `--evals-per-gpu`, `--queue`, `--queue-slots`: where `kevo evolve` and `kevo bench` evaluate
 // (evolve/eval_pool.h), parsed and turned into a pool the same way for both.
 #pragma once
 
@@ -18,6 +18,7 @@ struct PoolArgs {
   std::string gpus = "all";
   bool queue = false;
   int queue_slots = 16;
+  int evals_per_gpu = 1;  // evaluations in flight on each GPU (--evals-per-gpu)
 };
 
 void add_pool_options(CLI::App* cmd, PoolArgs& a);

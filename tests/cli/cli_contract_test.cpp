@@ -150,6 +150,17 @@ TEST(CliContract, EventsJsonlWithoutAFileIsAnError) {
   EXPECT_FALSE(fs::exists(dir.path / "jsonl"));
 }
 
+// --evals-per-gpu: a slot per evaluation in flight on each GPU; out of range is a usage error that
+// names the option.
+TEST(CliContract, EvalsPerGpuIsRangeChecked) {
+  TempDir dir;
+  auto r = kevo_run({"evolve", "gelu", "--fake-gpu", "--db", (dir.path / "runs.db").string(), "--quiet",
+                     "--evals-per-gpu", "9"},
+                    dir.path.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--evals-per-gpu"), std::string::npos) << r.err;
+}
+
 TEST(CliContract, DoctorTableStaysATable) {
   auto r = kevo_run({"doctor"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;

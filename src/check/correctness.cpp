@@ -25,9 +25,9 @@ struct DevCompare {
 // The candidate's outputs (IPC handles) against the trusted runner's base/out/<name>; with
 // `snapshot` a copy is kept there (snap/<name>), with `vs_snapshot` also compared with that copy
 // (two runs of the same inputs must agree); inputs byte for byte against base/in/<name>.
-Result<DevCompare> compare_dev(EvalSession& s, const json& outs, const json& out_ipc, const json* ins,
-                               const json* in_ipc, bool check_poison, bool snapshot, bool vs_snapshot) {
-  Tolerance tol = s.task.tolerance_for(s.task.precision());
+Result<DevCompare> compare_dev(EvalSession& s, const Tolerance& tol, const json& outs, const json& out_ipc,
+                               const json* ins, const json* in_ipc, bool check_poison, bool snapshot,
+                               bool vs_snapshot) {
   json jo = json::array(), ji = json::array();
   for (size_t i = 0; i < outs.size(); ++i) {
     std::string name = outs[i]["name"];
@@ -104,30 +104,28 @@ void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json
 
 // One draw of one config on the device data plane, its reference outputs from `oracle`; false when
 // the checker itself failed.
-bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_index, uint64_t seed, bool wide,
-                    ConfigCheck& cc) {
-  auto gins = drawn_inputs(s.task, c, seed, wide);
-  auto odescs = output_descs(s.task, c);
-  if (!gins || !odescs) {
-    s.v.set(Outcome::InfraError, Reason::kTask, (!gins ? gins.error() : odescs.error()).message);
-    return false;
-  }
-  if (auto st = s.timed("oracle", [&] { return oracle.device_outputs(c, *gins, *odescs); }); !st) {
+bool draw_on_device(EvalSession& s, Oracle& oracle, const ResolvedConfig& rc, int seed_index, uint64_t seed,
+                    bool wide, ConfigCheck& cc) {
+  const Config& c = *rc.config;
+  auto gins = drawn_inputs(rc, seed, wide);
+  if (!gins) return s.v.set(Outcome::InfraError, Reason::kTask, gins.error().message), false;
+  const json odescs = output_descs(rc);
+  if (auto st = s.timed("oracle", [&] { return oracle.device_outputs(c, *gins, odescs); }); !st) {
     s.v.set(Outcome::InfraError, Reason::kOracle, st.error().message);
     return false;
   }
   for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
     std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
                                     placement ? " (moved buffers)" : "");
-    json req = base_request(s.task, c);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", 0}, {"inputs", *gins}, {"outputs", *odescs},
+    json req = base_request(s.task, rc);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", 0}, {"inputs", *gins}, {"outputs", odescs},
                 {"poison", placement}, {"placement", placement}, {"keep", true}, {"export", true},
                 {"flush_bytes", 2 * s.hello.value("l2_bytes", size_t(50) << 20) + (8 << 20)}});
     auto r = run_candidate(s, req, where, cc);
     if (!r) break;
     auto dc = s.timed("compare", [&] {
-      return compare_dev(s, *odescs, (*r)["outputs_ipc"], s.task.inplace ? nullptr : &*gins, &(*r)["inputs_ipc"],
-                         placement == 0, seed_index == 0 && placement == 0, placement == 1);
+      return compare_dev(s, rc.tolerance, odescs, (*r)["outputs_ipc"], s.task.inplace ? nullptr : &*gins,
+                         &(*r)["inputs_ipc"], placement == 0, seed_index == 0 && placement == 0, placement == 1);
     });
     if (!dc) {
       // A candidate process that ended itself after replying takes its buffers with it: that is
@@ -141,7 +139,7 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const Config& c, int seed_in
       s.v.set(Outcome::InfraError, Reason::kCompare, dc.error().message);
       return false;
     }
-    judge_dev(s, cc, *dc, *gins, *odescs, where, fmt::format("config '{}' seed {}", c.name, seed_index));
+    judge_dev(s, cc, *dc, *gins, odescs, where, fmt::format("config '{}' seed {}", c.name, seed_index));
     if (cc.ok) ++cc.draws;
   }
   return true;
@@ -158,10 +156,12 @@ std::optional<GpuLock> share_gpu(EvalSession& s) {
 }
 
 // One draw of one config on the host data plane; false when the checker itself failed.
-bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed, bool wide, ConfigCheck& cc) {
-  Tolerance tol = s.task.tolerance_for(s.task.precision());
+bool draw_on_host(EvalSession& s, const ResolvedConfig& rc, int seed_index, uint64_t seed, bool wide,
+                  ConfigCheck& cc) {
+  const Config& c = *rc.config;
+  const Tolerance& tol = rc.tolerance;
   const bool inplace = s.task.inplace;
-  auto ins = s.timed("inputs", [&] { return generate_inputs(s.task, c, seed, wide); });
+  auto ins = s.timed("inputs", [&] { return generate_inputs(rc, seed, wide); });
   if (!ins) return s.v.set(Outcome::InfraError, Reason::kTask, ins.error().message), false;
   // The host path holds the GPU only while a runner uses it: a CPU reference can take minutes on a
   // large config, and a timing elsewhere on this GPU would wait for all of it.
@@ -173,27 +173,26 @@ bool draw_on_host(EvalSession& s, const Config& c, int seed_index, uint64_t seed
   });
   if (!want && s.v.outcome != Outcome::Pass) return false;
   if (!want) return s.v.set(Outcome::InfraError, Reason::kOracle, want.error().message), false;
-  auto p = prepare(s.task, c, *ins, !inplace);
-  if (!p) return s.v.set(Outcome::InfraError, Reason::kTask, p.error().message), false;
-  if (auto st = s.cand->arena().resize(p->layout.size); !st)
+  const Prepared p = prepare(rc, *ins, !inplace);
+  if (auto st = s.cand->arena().resize(p.layout.size); !st)
     return s.v.set(Outcome::InfraError, Reason::kMemory, st.error().message), false;
   std::vector<std::vector<HostTensor>> runs;
   for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
     std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
                                     placement ? " (moved buffers)" : "");
-    s.timed("arena", [&] { return put_inputs(s.cand->arena(), p->inputs, *ins), 0; });
-    json req = base_request(s.task, c);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
-                {"outputs", p->outputs}, {"poison", placement}, {"placement", placement}});
-    if (!inplace) req["inputs_after"] = p->inputs_after;
+    s.timed("arena", [&] { return put_inputs(s.cand->arena(), p.inputs, *ins), 0; });
+    json req = base_request(s.task, rc);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
+                {"outputs", p.outputs}, {"poison", placement}, {"placement", placement}});
+    if (!inplace) req["inputs_after"] = p.inputs_after;
     std::optional<GpuLock> lock = share_gpu(s);
     if (!lock) return false;
     auto r = run_candidate(s, req, where, cc);
     lock.reset();
     if (!r) break;
-    auto outs = s.timed("arena", [&] { return get_outputs(s.cand->arena(), p->outputs); });
+    auto outs = s.timed("arena", [&] { return get_outputs(s.cand->arena(), p.outputs); });
     for (size_t i = 0; i < ins->size() && !inplace && cc.ok; ++i)
-      if (!arena_holds(s.cand->arena(), p->inputs_after[i], (*ins)[i]))
+      if (!arena_holds(s.cand->arena(), p.inputs_after[i], (*ins)[i]))
         fail_config(s, cc, Outcome::Incorrect, Reason::kInputModified,
                     fmt::format("{}: input '{}' was modified by the candidate", where, (*ins)[i].name));
     for (size_t o = 0; o < outs.size() && cc.ok; ++o) {
@@ -223,47 +222,34 @@ bool checked_here(const EvalSession& s, const Config& c) {
   return !((s.opts.visible_only && c.held_out) || (s.opts.held_out_only && !c.held_out));
 }
 
-double input_elements(const Task& task, const Config& c) {
-  double n = 0;
-  for (const auto& t : task.inputs) {
-    double k = 1;
-    if (auto sh = task.shape_of(t, c))
-      for (auto x : *sh) k *= static_cast<double>(x);
-    n += k;
-  }
-  return n;
-}
-
-// What the host path holds for `c` at once: each input and output in its own type three times (the
-// draw, the arena, the copy back) and once in doubles (the CPU reference's).
-double host_bytes(const Task& task, const Config& c) {
+// What the host path holds for a config at once: each input and output in its own type three times
+// (the draw, the arena, the copy back) and once in doubles (the CPU reference's).
+double host_bytes(const ResolvedConfig& r) {
   double b = 0;
-  auto add = [&](const TensorSpec& t) {
-    double k = 1;
-    if (auto sh = task.shape_of(t, c))
-      for (auto x : *sh) k *= static_cast<double>(x);
-    b += k * (3.0 * static_cast<double>(dtype_size(t.dtype)) + 8.0);
-  };
-  for (const auto& t : task.inputs) add(t);
-  for (const auto& t : task.outputs) add(t);
+  for (const auto* list : {&r.inputs, &r.outputs})
+    for (const auto& t : *list)
+      b += static_cast<double>(t.numel) * (3.0 * static_cast<double>(dtype_size(t.dtype())) + 8.0);
   return b;
 }
 
 }  // namespace
 
-bool over_host_budget(const EvalSession& s, const Config& c) {
+bool over_host_budget(const EvalSession& s, const ResolvedConfig& r) {
   return s.opts.baseline_mode && s.opts.device_data && !s.opts.compile_only && s.opts.host_budget_mib > 0 &&
-         !s.task.oracle_is_torch && host_bytes(s.task, c) > s.opts.host_budget_mib * 1024 * 1024;
+         !s.task.oracle_is_torch && host_bytes(r) > s.opts.host_budget_mib * 1024 * 1024;
 }
 
 bool any_over_host_budget(const EvalSession& s) {
-  for (const Config& c : s.task.configs)
-    if (checked_here(s, c) && over_host_budget(s, c)) return true;
+  for (const Config& c : s.task.configs) {
+    if (!checked_here(s, c)) continue;
+    auto r = s.task.resolve(c);
+    if (r && over_host_budget(s, *r)) return true;
+  }
   return false;
 }
 
-Status compare_on_device(EvalSession& s, const json& outs, const json& outputs_ipc) {
-  auto dc = compare_dev(s, outs, outputs_ipc, nullptr, nullptr, true, false, false);
+Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const json& outs, const json& outputs_ipc) {
+  auto dc = compare_dev(s, r.tolerance, outs, outputs_ipc, nullptr, nullptr, true, false, false);
   if (!dc) return dc.unexpected();
   for (size_t o = 0; o < dc->outs.size(); ++o)
     if (!dc->outs[o].ok)
@@ -282,20 +268,27 @@ bool correctness_phase(EvalSession& s) {
     if (!l) return false;
     lock.emplace(std::move(*l));
   }
-  // Smallest configs first: most wrong kernels fail there in milliseconds.
-  std::vector<const Config*> order;
-  for (const Config& c : s.task.configs) order.push_back(&c);
-  std::stable_sort(order.begin(), order.end(), [&](const Config* a, const Config* b) {
-    return input_elements(s.task, *a) < input_elements(s.task, *b);
-  });
-  for (const Config* cp : order) {
-    const Config& c = *cp;
-    if (!checked_here(s, c)) continue;
+  // Each checked config resolved once, smallest first: most wrong kernels fail there in milliseconds.
+  struct Planned {
+    const Config* config;
+    Result<ResolvedConfig> resolved;
+  };
+  std::vector<Planned> order;
+  for (const Config& c : s.task.configs)
+    if (checked_here(s, c)) order.push_back({&c, s.task.resolve(c)});
+  auto elements = [](const Planned& p) { return p.resolved ? p.resolved->input_numel() : 0; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const Planned& a, const Planned& b) { return elements(a) < elements(b); });
+  for (const Planned& planned : order) {
+    const Config& c = *planned.config;
+    if (!planned.resolved)
+      return s.v.set(Outcome::InfraError, Reason::kTask, planned.resolved.error().message), false;
+    const ResolvedConfig& rc = *planned.resolved;
     ConfigCheck cc;
     cc.config = c.name;
     cc.held_out = c.held_out;
     // Over the host budget, the baseline's own check runs on the device, against itself.
-    Oracle* on_device = s.dev_data ? s.oracle.get() : s.consistency && over_host_budget(s, c) ? s.consistency.get() : nullptr;
+    Oracle* on_device = s.dev_data ? s.oracle.get() : s.consistency && over_host_budget(s, rc) ? s.consistency.get() : nullptr;
     if (on_device == s.consistency.get() && on_device) cc.against = CheckedAgainst::kConsistency;
     std::optional<GpuLock> config_lock;
     if (on_device && !lock) {
@@ -307,7 +300,7 @@ bool correctness_phase(EvalSession& s) {
     for (int k = 0; k <= s.opts.seeds && cc.ok; ++k) {
       bool wide = k == s.opts.seeds;  // the last draw comes from the wider distribution
       uint64_t seed = s.v.seed + 1000003ull * static_cast<uint64_t>(&c - s.task.configs.data()) + static_cast<uint64_t>(k);
-      bool ok = on_device ? draw_on_device(s, *on_device, c, k, seed, wide, cc) : draw_on_host(s, c, k, seed, wide, cc);
+      bool ok = on_device ? draw_on_device(s, *on_device, rc, k, seed, wide, cc) : draw_on_host(s, rc, k, seed, wide, cc);
       if (!ok) return false;
     }
     config_lock.reset();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "check/compare.h"
+#include "task/resolved.h"
 #include "util/fs.h"
 
 namespace kevo {
@@ -62,6 +63,8 @@ CpuReference::~CpuReference() {
 
 Result<std::vector<std::vector<double>>> CpuReference::run(
     const Task& task, const Config& c, const std::vector<HostTensor>& inputs) const {
+  auto r = task.resolve(c);
+  if (!r) return r.unexpected();
   std::vector<std::vector<double>> in_data, out_data;
   std::vector<kevo_ref_tensor> ins, outs;
   auto describe = [](std::vector<double>& data, const std::vector<int64_t>& shape) {
@@ -76,18 +79,14 @@ Result<std::vector<std::vector<double>>> CpuReference::run(
     in_data.push_back(to_doubles(t));
     ins.push_back(describe(in_data.back(), t.shape));
   }
-  out_data.reserve(task.outputs.size());
-  for (const auto& o : task.outputs) {
-    auto shape = task.shape_of(o, c);
-    if (!shape) return shape.unexpected();
-    int64_t n = 1;
-    for (auto s : *shape) n *= s;
-    out_data.emplace_back(static_cast<size_t>(n), 0.0);
-    outs.push_back(describe(out_data.back(), *shape));
+  out_data.reserve(r->outputs.size());
+  for (const auto& o : r->outputs) {
+    out_data.emplace_back(static_cast<size_t>(o.numel), 0.0);
+    outs.push_back(describe(out_data.back(), o.shape));
   }
   std::vector<double> scalars;
   for (const auto& s : task.scalars) scalars.push_back(s.value);
-  std::vector<int64_t> dims = task.dim_values(c);
+  std::vector<int64_t>& dims = r->dims;
   kevo_ref_args a{};
   a.inputs = ins.data();
   a.num_inputs = static_cast<int>(ins.size());

@@ -408,7 +408,7 @@ Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
 
 // The speed-of-light floor of the timed config: a median below what the device can do is skipped
 // work, whatever the clocks said.
-static void sol_check(EvalSession& s, const Config& c) {
+static void sol_check(EvalSession& s, const ResolvedConfig& r) {
   Timing& t = *s.v.timing;
   auto dev = device_ceilings(false, s.hello.value("uuid", ""), s.opts.gpu);
   if (!dev) {
@@ -416,14 +416,13 @@ static void sol_check(EvalSession& s, const Config& c) {
     return;
   }
   s.v.device = *dev;
-  auto fl = s.task.flops(c), by = s.task.bytes(c);
-  t.floor = sol_floor(*dev, fl ? *fl : 0, by ? *by : 0, s.task.precision());
+  t.floor = sol_floor(*dev, r.flops.value_or(0), r.bytes.value_or(0), s.task.precision());
   if (t.candidate.median > 0) t.sol_fraction = t.floor.floor_ms / t.candidate.median;
   if (t.candidate.median > 0 && t.candidate.median < t.floor.impossible_ms)
     s.v.set(Outcome::Unsafe, Reason::kBelowSol,
             fmt::format("timing on config '{}': {:.4f} ms is below what this device can do for {} ({:.4f} ms): "
                         "suspected skipped work",
-                        c.name, t.candidate.median, s.task.name, t.floor.impossible_ms));
+                        r.config->name, t.candidate.median, s.task.name, t.floor.impossible_ms));
 }
 
 // The candidate against the baseline on the main config, each in its own process
@@ -433,6 +432,9 @@ void timing_phase(EvalSession& s) {
   s.next_phase(EvalPhase::kTiming);
   quiet_gpu();
   const Config& c = s.task.main();
+  auto resolved = s.task.resolve(c);
+  if (!resolved) return s.v.set(Outcome::InfraError, Reason::kTask, resolved.error().message);
+  const ResolvedConfig& rc = *resolved;
   TimingSetup ts;
   ts.task = &s.task;
   ts.config = &c;
@@ -454,12 +456,12 @@ void timing_phase(EvalSession& s) {
   ts.target_rel_ci = s.opts.target_rel_ci;
   ts.call_timeout = s.opts.call_timeout;
   if (!ts.has_baseline && s.dev_data)
-    ts.validate_last = [&s, &c](const json& ins, const json& outs, const json& ipc) -> Status {
-      KEVO_TRY(s.oracle->device_outputs(c, ins, outs));
-      return compare_on_device(s, outs, ipc);
+    ts.validate_last = [&s, &rc](const json& ins, const json& outs, const json& ipc) -> Status {
+      KEVO_TRY(s.oracle->device_outputs(*rc.config, ins, outs));
+      return compare_on_device(s, rc, outs, ipc);
     };
   if (s.opts.torch_time && !s.task.torch_reference.empty())
-    if (auto g = drawn_inputs(s.task, c, s.v.seed + kTimingSeedOffset, false)) s.torch_set = *g;
+    if (auto g = drawn_inputs(rc, s.v.seed + kTimingSeedOffset, false)) s.torch_set = *g;
   // The correctness buffers are not needed any more: a GB-sized task must fit its timing beside them.
   (void)s.cand->call({{"cmd", "release"}, {"prefixes", json::array({"cand/"})}}, 60s);
   if (ts.trusted != ts.cand) (void)ts.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "snap/"})}}, 60s);
@@ -468,7 +470,7 @@ void timing_phase(EvalSession& s) {
   if (!lock) return s.v.set(Outcome::InfraError, Reason::kGpuBusy, lock.error().message);
   run_timing(ts, s.v);
   if (s.v.outcome != Outcome::Pass || !s.v.timing) return;
-  sol_check(s, c);
+  sol_check(s, rc);
   if (s.v.outcome == Outcome::Pass && s.v.timing->outside.verdict == OutsideVerdict::Inconclusive)
     s.v.set(Outcome::InfraError, Reason::kTimingNoisy,
             fmt::format("timing on config '{}': the host was too noisy for the checker's clock to confirm the "

@@ -10,17 +10,10 @@ json Layout::add(const std::string& name, DType dt, const std::vector<int64_t>& 
   return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", shape}, {"offset", off}, {"nbytes", nbytes}};
 }
 
-Result<Prepared> prepare(const Task& task, const Config& c, const std::vector<HostTensor>& ins,
-                         bool want_inputs_after) {
+Prepared prepare(const ResolvedConfig& r, const std::vector<HostTensor>& ins, bool want_inputs_after) {
   Prepared p;
   for (const auto& t : ins) p.inputs.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));
-  for (const auto& o : task.outputs) {
-    auto shape = task.shape_of(o, c);
-    if (!shape) return shape.unexpected();
-    int64_t n = 1;
-    for (auto s : *shape) n *= s;
-    p.outputs.push_back(p.layout.add(o.name, o.dtype, *shape, static_cast<size_t>(n) * dtype_size(o.dtype)));
-  }
+  for (const auto& o : r.outputs) p.outputs.push_back(p.layout.add(o.name(), o.dtype(), o.shape, o.nbytes));
   if (want_inputs_after)
     for (const auto& t : ins)
       p.inputs_after.push_back(p.layout.add(t.name, t.dtype, t.shape, t.bytes.size()));

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/channel.h"
-#include "task/task.h"
+#include "task/resolved.h"
 #include "task/tensor.h"
 #include "util/result.h"
 
@@ -25,8 +25,9 @@ struct Prepared {
   json inputs = json::array(), outputs = json::array(), inputs_after = json::array();
 };
 
-Result<Prepared> prepare(const Task& task, const Config& c, const std::vector<HostTensor>& ins,
-                         bool want_inputs_after);
+// The arena's layout for the drawn inputs `ins` and config r's outputs (and, with
+// `want_inputs_after`, a second copy of the inputs to compare after the call).
+Prepared prepare(const ResolvedConfig& r, const std::vector<HostTensor>& ins, bool want_inputs_after);
 void put_inputs(Arena& a, const json& descs, const std::vector<HostTensor>& ins);
 // Whether the arena region `d` still holds exactly `t`'s bytes (read in place: no copy).
 bool arena_holds(Arena& a, const json& d, const HostTensor& t);

@@ -33,24 +33,27 @@ class BaselineOracle : public Oracle {
  public:
   BaselineOracle(const Task& t, RunnerClient& r, std::chrono::milliseconds timeout) : task_(t), r_(r), timeout_(timeout) {}
   Result<std::vector<Expected>> host_outputs(const Config& c, const std::vector<HostTensor>& ins) override {
-    auto p = prepare(task_, c, ins, false);
-    if (!p) return p.unexpected();
-    KEVO_TRY(r_.arena().resize(p->layout.size));
-    put_inputs(r_.arena(), p->inputs, ins);
-    json req = base_request(task_, c);
-    req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
-                {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
+    auto rc = task_.resolve(c);
+    if (!rc) return rc.unexpected();
+    const Prepared p = prepare(*rc, ins, false);
+    KEVO_TRY(r_.arena().resize(p.layout.size));
+    put_inputs(r_.arena(), p.inputs, ins);
+    json req = base_request(task_, *rc);
+    req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
+                {"outputs", p.outputs}, {"poison", 0}, {"placement", 0}});
     auto r = r_.call(req, timeout_);
     if (!ran_ok(r)) return fail("the baseline (oracle) failed on config '{}': {}", c.name, r ? r->dump() : r.error().message);
     std::vector<Expected> outs;
-    for (auto& t : get_outputs(r_.arena(), p->outputs)) {
+    for (auto& t : get_outputs(r_.arena(), p.outputs)) {
       if (count_unwritten(t)) return fail("the baseline (oracle) left outputs unwritten on '{}'", c.name);
       outs.push_back(Expected::of(std::move(t)));
     }
     return outs;
   }
   Status device_outputs(const Config& c, const json& gins, const json& outs) override {
-    json req = base_request(task_, c);
+    auto rc = task_.resolve(c);
+    if (!rc) return rc.unexpected();
+    json req = base_request(task_, *rc);
     req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", 0}, {"inputs", gins}, {"outputs", outs},
                 {"poison", 0}, {"placement", 0}, {"keep", true}});
     auto r = r_.call(req, timeout_);

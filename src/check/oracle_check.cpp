@@ -12,6 +12,7 @@
 #include "check/timing.h"
 #include "interop/torch_timing.h"
 #include "task/draw.h"
+#include "task/resolved.h"
 #include "util/json_fields.h"
 
 namespace kevo {
@@ -33,13 +34,10 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 bool bridge_dead(Oracle& o) { return o.bridge() && !o.bridge()->alive(); }
 
 // One output of both runs against the task's declaration, then against each other.
-std::optional<OracleConfigResult> judge_output(const Task& task, const Config& c, size_t i, const Expected& a,
+std::optional<OracleConfigResult> judge_output(const Config& c, const ResolvedTensor& out, const Expected& a,
                                                const Expected& b, const Tolerance& tol, double& max_diff) {
-  const TensorSpec& spec = task.outputs[i];
-  auto shape = task.shape_of(spec, c);
-  if (!shape) return failed(c, OracleCheckReason::kOracleFailed, shape.error().message);
-  int64_t n = 1;
-  for (auto x : *shape) n *= x;
+  const TensorSpec& spec = *out.spec;
+  const int64_t n = out.numel;
   for (const Expected* e : {&a, &b}) {
     if (e->size() != n)
       return failed(c, OracleCheckReason::kShapeMismatch,
@@ -73,8 +71,26 @@ std::optional<OracleConfigResult> judge_output(const Task& task, const Config& c
   return std::nullopt;
 }
 
-OracleConfigResult check_config_host(Oracle& o, const Task& task, const Config& c, uint64_t seed, const Tolerance& tol) {
-  auto ins = generate_inputs(task, c, seed, false);
+OracleConfigResult judge_resolved(const ResolvedConfig& rc, const std::vector<Expected>& first,
+                                  const std::vector<Expected>& second, const Tolerance& tol) {
+  const Config& c = *rc.config;
+  if (first.size() != rc.outputs.size() || second.size() != rc.outputs.size())
+    return failed(c, OracleCheckReason::kShapeMismatch,
+                  fmt::format("the oracle returns {} outputs (then {}), the task declares {}", first.size(),
+                              second.size(), rc.outputs.size()));
+  OracleConfigResult ok = failed(c, OracleCheckReason::kOk, "");
+  for (size_t i = 0; i < first.size(); ++i)
+    if (auto bad = judge_output(c, rc.outputs[i], first[i], second[i], tol, ok.max_abs_diff)) {
+      bad->max_abs_diff = ok.max_abs_diff;
+      return *bad;
+    }
+  return ok;
+}
+
+OracleConfigResult check_config_host(Oracle& o, const Task& task, const Config& c, uint64_t seed) {
+  auto rc = task.resolve(c);
+  if (!rc) return failed(c, OracleCheckReason::kOracleFailed, rc.error().message);
+  auto ins = generate_inputs(*rc, seed, false);
   if (!ins) return failed(c, OracleCheckReason::kOracleFailed, ins.error().message);
   auto t0 = Clock::now();
   auto first = o.host_outputs(c, *ins);
@@ -86,7 +102,7 @@ OracleConfigResult check_config_host(Oracle& o, const Task& task, const Config& 
     r.oracle_seconds = secs;
     return r;
   }
-  auto r = judge_oracle_outputs(task, c, *first, *second, tol);
+  auto r = judge_resolved(*rc, *first, *second, rc->tolerance);
   r.oracle_seconds = secs;
   return r;
 }
@@ -103,22 +119,13 @@ uint64_t config_seed(const Task& task, const Config& c, uint64_t seed) {
 
 OracleConfigResult judge_oracle_outputs(const Task& task, const Config& c, const std::vector<Expected>& first,
                                         const std::vector<Expected>& second, const Tolerance& tol) {
-  if (first.size() != task.outputs.size() || second.size() != task.outputs.size())
-    return failed(c, OracleCheckReason::kShapeMismatch,
-                  fmt::format("the oracle returns {} outputs (then {}), the task declares {}", first.size(),
-                              second.size(), task.outputs.size()));
-  OracleConfigResult ok = failed(c, OracleCheckReason::kOk, "");
-  for (size_t i = 0; i < first.size(); ++i)
-    if (auto bad = judge_output(task, c, i, first[i], second[i], tol, ok.max_abs_diff)) {
-      bad->max_abs_diff = ok.max_abs_diff;
-      return *bad;
-    }
-  return ok;
+  auto rc = task.resolve(c);
+  if (!rc) return failed(c, OracleCheckReason::kOracleFailed, rc.error().message);
+  return judge_resolved(*rc, first, second, tol);
 }
 
 std::vector<OracleConfigResult> check_configs_on_host(const Task& task, const OracleCheckOptions& opts, uint64_t seed,
                                                       const OracleFactory& make) {
-  const Tolerance tol = task.tolerance_for(task.precision());
   std::vector<OracleConfigResult> out;
   std::unique_ptr<Oracle> oracle;
   for (const Config& c : task.configs) {
@@ -131,7 +138,7 @@ std::vector<OracleConfigResult> check_configs_on_host(const Task& task, const Or
       }
       oracle = std::move(*o);
     }
-    out.push_back(check_config_host(*oracle, task, c, config_seed(task, c, seed), tol));
+    out.push_back(check_config_host(*oracle, task, c, config_seed(task, c, seed)));
     if (out.back().reason == OracleCheckReason::kInfraError) oracle.reset();
   }
   return out;
@@ -232,29 +239,31 @@ std::optional<OracleConfigResult> judge_device(const Config& c, const json& outs
 // run 2 on the lender's copy of the same draw; then both compared in the trusted runner.
 OracleConfigResult check_config_device(DeviceRig& rig, const Task& task, const Config& c, uint64_t seed,
                                        const OracleCheckOptions& opts) {
-  const Tolerance tol = task.tolerance_for(task.precision());
   const auto timeout = opts.call_timeout;
-  auto gins = drawn_inputs(task, c, seed, false);
-  auto outs = output_descs(task, c);
-  if (!gins || !outs) return failed(c, OracleCheckReason::kOracleFailed, (!gins ? gins.error() : outs.error()).message);
+  auto rc = task.resolve(c);
+  if (!rc) return failed(c, OracleCheckReason::kOracleFailed, rc.error().message);
+  const Tolerance& tol = rc->tolerance;
+  auto gins = drawn_inputs(*rc, seed, false);
+  if (!gins) return failed(c, OracleCheckReason::kOracleFailed, gins.error().message);
+  const json outs = output_descs(*rc);
   auto why = [&] { return rig_alive(rig) ? OracleCheckReason::kOracleFailed : OracleCheckReason::kInfraError; };
   auto t0 = Clock::now();
-  if (auto st = rig.oracle->device_outputs(c, *gins, *outs); !st) return failed(c, why(), st.error().message);
-  auto m = rig.lender->call({{"cmd", "materialize"}, {"inputs", *gins}, {"outputs", *outs}}, timeout);
+  if (auto st = rig.oracle->device_outputs(c, *gins, outs); !st) return failed(c, why(), st.error().message);
+  auto m = rig.lender->call({{"cmd", "materialize"}, {"inputs", *gins}, {"outputs", outs}}, timeout);
   if (!m || !m->value("ok", false))
     return failed(c, OracleCheckReason::kInfraError,
                   fmt::format("the second runner could not draw the inputs of config '{}': {}", c.name,
                               m ? field_or(*m, "error", m->dump()) : m.error().message));
-  auto st = rig.oracle->lent_outputs(c, device_tensors(*gins, (*m)["inputs_ipc"]), device_tensors(*outs, (*m)["outputs_ipc"]));
+  auto st = rig.oracle->lent_outputs(c, device_tensors(*gins, (*m)["inputs_ipc"]), device_tensors(outs, (*m)["outputs_ipc"]));
   double secs = seconds_since(t0);
   Result<std::vector<Comparison>> vs_zero = fail("not compared"), vs_first = fail("not compared");
   if (st) {
-    auto z = rig.trusted->call({{"cmd", "materialize"}, {"inputs", zero_descs(*outs)}, {"outputs", json::array()}}, timeout);
+    auto z = rig.trusted->call({{"cmd", "materialize"}, {"inputs", zero_descs(outs)}, {"outputs", json::array()}}, timeout);
     if (!z || !z->value("ok", false))
       vs_zero = fail("the oracle's runner could not make zero tensors: {}", z ? field_or(*z, "error", z->dump()) : z.error().message);
     else
-      vs_zero = compare_lent(rig, *outs, (*m)["outputs_ipc"], "base/in/zero_", 0.0, 0.0, timeout);
-    if (vs_zero) vs_first = compare_lent(rig, *outs, (*m)["outputs_ipc"], "base/out/", tol.atol, tol.rtol, timeout);
+      vs_zero = compare_lent(rig, outs, (*m)["outputs_ipc"], "base/in/zero_", 0.0, 0.0, timeout);
+    if (vs_zero) vs_first = compare_lent(rig, outs, (*m)["outputs_ipc"], "base/out/", tol.atol, tol.rtol, timeout);
   }
   // What was drawn and lent for this config is freed before the next.
   (void)rig.lender->call({{"cmd", "collect"}}, timeout);
@@ -264,7 +273,7 @@ OracleConfigResult check_config_device(DeviceRig& rig, const Task& task, const C
                          : !vs_first ? failed(c, OracleCheckReason::kInfraError, vs_first.error().message)
                                      : failed(c, OracleCheckReason::kOk, "");
   if (r.ok())
-    if (auto bad = judge_device(c, *outs, *vs_zero, *vs_first, tol, r.max_abs_diff)) {
+    if (auto bad = judge_device(c, outs, *vs_zero, *vs_first, tol, r.max_abs_diff)) {
       bad->max_abs_diff = r.max_abs_diff;
       r = *bad;
     }

@@ -14,12 +14,21 @@
 namespace kevo {
 using namespace std::chrono_literals;
 
-json base_request(const Task& task, const Config& c) {
+json base_request(const Task& task, const ResolvedConfig& r) {
   std::vector<double> scalars;
   for (const auto& s : task.scalars) scalars.push_back(s.value);
-  auto ws = task.workspace_bytes(c);
-  return {{"dims", task.dim_values(c)}, {"scalars", scalars},
-          {"workspace_bytes", ws ? *ws : 0}};
+  return {{"dims", r.dims}, {"scalars", scalars}, {"workspace_bytes", r.workspace_bytes}};
+}
+
+json base_request(const Task& task, const Config& c) {
+  auto r = task.resolve(c);
+  if (r) return base_request(task, *r);
+  // Its callers made the call's descriptors from the same config, so this is not reached; were it,
+  // the call would get no workspace and fail at its descriptors.
+  ResolvedConfig dims_only;
+  dims_only.config = &c;
+  dims_only.dims = task.dim_values(c);
+  return base_request(task, dims_only);
 }
 
 void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
@@ -95,35 +104,38 @@ bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool c
   return v.outcome == Outcome::Pass;
 }
 
-Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide) {
+Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide) {
   json arr = json::array();
-  for (const auto& spec : task.inputs) {
-    auto shape = task.shape_of(spec, c);
-    if (!shape) return shape.unexpected();
-    auto d = draw_spec(spec, c.dims, seed, wide);
+  for (const auto& in : r.inputs) {
+    auto d = draw_spec(*in.spec, r.config->dims, seed, wide);
     if (!d) return d.unexpected();
-    int64_t n = 1;
-    for (auto x : *shape) n *= x;
-    arr.push_back({{"name", spec.name},
-                   {"dtype", static_cast<int>(spec.dtype)},
-                   {"shape", *shape},
-                   {"nbytes", static_cast<size_t>(n) * dtype_size(spec.dtype)},
+    arr.push_back({{"name", in.name()},
+                   {"dtype", static_cast<int>(in.dtype())},
+                   {"shape", in.shape},
+                   {"nbytes", in.nbytes},
                    {"gen", proto::Gen::of(*d)}});
   }
   return arr;
 }
 
-Result<json> output_descs(const Task& task, const Config& c) {
+json output_descs(const ResolvedConfig& r) {
   json arr = json::array();
-  for (const auto& o : task.outputs) {
-    auto shape = task.shape_of(o, c);
-    if (!shape) return shape.unexpected();
-    int64_t n = 1;
-    for (auto x : *shape) n *= x;
-    arr.push_back({{"name", o.name}, {"dtype", static_cast<int>(o.dtype)}, {"shape", *shape},
-                   {"numel", n}, {"nbytes", static_cast<size_t>(n) * dtype_size(o.dtype)}});
-  }
+  for (const auto& o : r.outputs)
+    arr.push_back({{"name", o.name()}, {"dtype", static_cast<int>(o.dtype())}, {"shape", o.shape},
+                   {"numel", o.numel}, {"nbytes", o.nbytes}});
   return arr;
+}
+
+Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide) {
+  auto r = task.resolve(c);
+  if (!r) return r.unexpected();
+  return drawn_inputs(*r, seed, wide);
+}
+
+Result<json> output_descs(const Task& task, const Config& c) {
+  auto r = task.resolve(c);
+  if (!r) return r.unexpected();
+  return output_descs(*r);
 }
 
 std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc) {

@@ -12,15 +12,21 @@
 #include "check/verdict.h"
 #include "interop/bridge.h"
 #include "run/runner_client.h"
+#include "task/resolved.h"
 #include "task/task.h"
 
 namespace kevo {
 
-// dims, scalars and workspace_bytes of a call on config c.
-json base_request(const Task& task, const Config& c);
+// dims, scalars and workspace_bytes of a call on config r.
+json base_request(const Task& task, const ResolvedConfig& r);
 
 // Input descriptors the runners fill on the GPU themselves (task/draw.h): no bytes cross the
 // checker's memory, the arena or the PCIe bus.
+Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
+json output_descs(const ResolvedConfig& r);
+
+// The same for callers that hold only the config (they resolve it here).
+json base_request(const Task& task, const Config& c);
 Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide);
 Result<json> output_descs(const Task& task, const Config& c);
 

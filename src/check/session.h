@@ -14,6 +14,7 @@
 #include "compile/nvcc.h"
 #include "run/protocol.h"
 #include "run/runner_client.h"
+#include "task/resolved.h"
 #include "util/gpu_lock.h"
 
 namespace kevo {
@@ -72,14 +73,14 @@ struct EvalSession {
   std::optional<EvalPhase> phase_ = EvalPhase::kSetup;  // nullopt: the verdict is finished
 };
 
-// Whether the baseline's own check leaves `c` to the device data plane (EvalOptions::host_budget_mib).
-bool over_host_budget(const EvalSession& s, const Config& c);
+// Whether the baseline's own check leaves `r` to the device data plane (EvalOptions::host_budget_mib).
+bool over_host_budget(const EvalSession& s, const ResolvedConfig& r);
 // Whether any config this evaluation checks is (then the baseline's check needs a second runner).
 bool any_over_host_budget(const EvalSession& s);
 
-// The candidate's outputs (their IPC handles) against the reference outputs the oracle left in the
-// trusted runner (base/out/<name>), element by element.
-Status compare_on_device(EvalSession& s, const json& outputs, const json& outputs_ipc);
+// The candidate's outputs (their IPC handles) on config `r` against the reference outputs the oracle
+// left in the trusted runner (base/out/<name>), element by element.
+Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const json& outputs, const json& outputs_ipc);
 
 // This eval's hold on its GPU (util/gpu_lock.h): Exclusive for timing, Shared for correctness
 // checks. Waits (saying so once) while another kevo process holds it the other way; the wait goes

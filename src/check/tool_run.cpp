@@ -13,10 +13,11 @@ Result<ToolRun> run_under_tool(EvalSession& s, const Config& config, uint64_t se
                                const ToolTimeouts& timeouts) {
   auto runner = find_runner();
   if (!runner) return fail("no kevo-runner");
-  auto ins = generate_inputs(s.task, config, seed, false);
+  auto resolved = s.task.resolve(config);
+  if (!resolved) return resolved.unexpected();
+  auto ins = generate_inputs(*resolved, seed, false);
   if (!ins) return ins.unexpected();
-  auto p = prepare(s.task, config, *ins, false);
-  if (!p) return p.unexpected();
+  const Prepared p = prepare(*resolved, *ins, false);
   fs::remove(log);
   RunnerOptions ro = runner_options(s.opts);
   ro.runner = *runner;
@@ -29,11 +30,11 @@ Result<ToolRun> run_under_tool(EvalSession& s, const Config& config, uint64_t se
   auto loaded = rc->call({{"cmd", "load"}, {"slot", "cand"}, {"path", s.cand_so->so_path.string()}}, timeouts.load);
   out.ran = loaded;
   if (loaded) {
-    (void)rc->arena().resize(p->layout.size);
-    put_inputs(rc->arena(), p->inputs, *ins);
-    nlohmann::json req = base_request(s.task, config);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p->layout.size}, {"inputs", p->inputs},
-                {"outputs", p->outputs}, {"poison", 0}, {"placement", 0}});
+    (void)rc->arena().resize(p.layout.size);
+    put_inputs(rc->arena(), p.inputs, *ins);
+    nlohmann::json req = base_request(s.task, *resolved);
+    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
+                {"outputs", p.outputs}, {"poison", 0}, {"placement", 0}});
     out.ran = rc->call(req, timeouts.run);
   }
   out.tail = rc->finish(timeouts.finish);  // the tool writes its report as the runner exits

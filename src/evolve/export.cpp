@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "task/resolved.h"
 #include "util/fs.h"
 
 namespace kevo::evolve {
@@ -102,11 +103,12 @@ std::string shape_list(const std::vector<int64_t>& s) {
 }  // namespace
 
 Result<std::string> host_example(const Task& task, const Config& cfg, const std::string& arch) {
+  auto r = task.resolve(cfg);
+  if (!r) return r.unexpected();
   std::string dims_comment, dims_init;
-  auto values = task.dim_values(cfg);
   for (size_t i = 0; i < task.dims.size(); ++i) {
-    dims_comment += fmt::format("{}{}={}", i ? ", " : "", task.dims[i], values[i]);
-    dims_init += fmt::format("{}{}", i ? ", " : "", values[i]);
+    dims_comment += fmt::format("{}{}={}", i ? ", " : "", task.dims[i], r->dims[i]);
+    dims_init += fmt::format("{}{}", i ? ", " : "", r->dims[i]);
   }
   std::string s = fmt::format(
       "// Host example for the kevo kernel of task '{}': config '{}' ({}).\n"
@@ -116,9 +118,8 @@ Result<std::string> host_example(const Task& task, const Config& cfg, const std:
   s += "\nint main() {\n  std::mt19937 rng(42);\n";
   s += fmt::format("  std::vector<int64_t> dims = {{{}}};\n", dims_init);
   s += "  std::vector<kevo_tensor> inputs, outputs;\n  std::vector<void*> to_free;\n";
-  for (const auto& t : task.inputs) {
-    auto shape = task.shape_of(t, cfg);
-    if (!shape) return shape.unexpected();
+  for (const auto& in : r->inputs) {
+    const TensorSpec& t = *in.spec;
     double lo = -1, hi = 1;
     if (t.init.dist == Dist::Int) {
       auto l = eval_int_expr(t.init.low_expr.empty() ? "0" : t.init.low_expr, cfg.dims);
@@ -138,26 +139,22 @@ Result<std::string> host_example(const Task& task, const Config& cfg, const std:
         "    CHECK(cudaMalloc(&x.data, h.size()));\n"
         "    CHECK(cudaMemcpy(x.data, h.data(), h.size(), cudaMemcpyHostToDevice));\n"
         "    to_free.push_back(x.data);\n    inputs.push_back(x);\n  }}\n",
-        t.name, c_dtype(t.dtype), shape_list(*shape), lo, hi);
+        t.name, c_dtype(t.dtype), shape_list(in.shape), lo, hi);
   }
-  for (const auto& t : task.outputs) {
-    auto shape = task.shape_of(t, cfg);
-    if (!shape) return shape.unexpected();
+  for (const auto& out : r->outputs) {
     s += fmt::format(
         "  {{  // output '{}'\n"
         "    kevo_tensor y = make_tensor({}, {});\n"
         "    size_t n = 1;\n    for (int i = 0; i < y.ndim; ++i) n *= (size_t)y.shape[i];\n"
         "    CHECK(cudaMalloc(&y.data, n * dtype_size(y.dtype)));\n"
         "    to_free.push_back(y.data);\n    outputs.push_back(y);\n  }}\n",
-        t.name, c_dtype(t.dtype), shape_list(*shape));
+        out.name(), c_dtype(out.dtype()), shape_list(out.shape));
   }
   std::string scalars;
   for (size_t i = 0; i < task.scalars.size(); ++i)
     scalars += fmt::format("{}{:.17g}", i ? ", " : "", task.scalars[i].value);
-  auto ws = task.workspace_bytes(cfg);
-  if (!ws) return ws.unexpected();
   s += fmt::format("  std::vector<double> scalars = {{{}}};\n", scalars);
-  s += fmt::format("  size_t workspace_bytes = {};\n", *ws);
+  s += fmt::format("  size_t workspace_bytes = {};\n", r->workspace_bytes);
   s += R"(  void* workspace = nullptr;
   if (workspace_bytes) CHECK(cudaMalloc(&workspace, workspace_bytes));
   cudaStream_t stream;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "task/resolved.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
@@ -561,22 +562,17 @@ std::string test_py(const Task& task) {
   }
   tol += "}";
   // Shapes of the smallest visible config, for tasks without a PyTorch reference.
-  const Config* small = &task.main();
   auto numel_of = [&](const Config& cf) {
-    double n = 0;
-    for (const auto& t : task.inputs)
-      if (auto s = task.shape_of(t, cf); s) {
-        double p = 1;
-        for (auto v : *s) p *= static_cast<double>(v);
-        n += p;
-      }
-    return n;
+    auto r = task.resolve(cf);
+    return r ? r->input_numel() : 0;
   };
+  const Config* small = &task.main();
   for (const auto& cf : task.configs)
     if (!cf.held_out && numel_of(cf) < numel_of(*small)) small = &cf;
   std::string small_shapes = "{";
-  for (const auto& t : task.inputs)
-    if (auto s = task.shape_of(t, *small); s) small_shapes += fmt::format("{}: [{}], ", py_string(t.name), fmt::join(*s, ", "));
+  if (auto r = task.resolve(*small))
+    for (const auto& t : r->inputs)
+      small_shapes += fmt::format("{}: [{}], ", py_string(t.name()), fmt::join(t.shape, ", "));
   small_shapes += "}";
   std::string test = kTest;
   test = replace_all(test, "@TOL@", tol);

@@ -1,5 +1,6 @@
 #include "interop/oracle.h"
 
+#include "task/resolved.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
@@ -54,24 +55,22 @@ Result<std::vector<HostTensor>> TorchOracle::outputs(const Config& c, const std:
   KEVO_TRY(load_for(c));
   auto outs = bridge_->run(inputs, {}, device);
   if (!outs) return outs.unexpected();
-  if (outs->size() != task_->outputs.size())
+  auto r = task_->resolve(c);
+  if (!r) return r.unexpected();
+  if (outs->size() != r->outputs.size())
     return fail("{}: the PyTorch reference returns {} outputs, the task declares {}", reference_.string(),
-                outs->size(), task_->outputs.size());
+                outs->size(), r->outputs.size());
   for (size_t i = 0; i < outs->size(); ++i) {
-    const TensorSpec& spec = task_->outputs[i];
+    const ResolvedTensor& want = r->outputs[i];
     HostTensor& t = (*outs)[i];
-    auto shape = task_->shape_of(spec, c);
-    if (!shape) return shape.unexpected();
-    int64_t n = 1;
-    for (auto s : *shape) n *= s;
-    if (t.dtype != spec.dtype)
+    if (t.dtype != want.dtype())
       return fail("{}: output {} is {}, the task declares {}", reference_.string(), i, dtype_name(t.dtype),
-                  dtype_name(spec.dtype));
-    if (t.numel() != n)
+                  dtype_name(want.dtype()));
+    if (t.numel() != want.numel)
       return fail("{}: config '{}': output {} has {} elements, the task declares {}", reference_.string(), c.name,
-                  i, t.numel(), n);
-    t.shape = *shape;
-    t.name = spec.name;
+                  i, t.numel(), want.numel);
+    t.shape = want.shape;
+    t.name = want.name();
   }
   return outs;
 }

@@ -8,6 +8,7 @@
 #include "check/compare.h"
 #include "lint/backward_lint.h"
 #include "check/cpu_reference.h"
+#include "task/resolved.h"
 
 namespace kevo {
 
@@ -46,29 +47,25 @@ std::string format_report(const LintReport& r) {
 
 namespace {
 
-int64_t numel_of(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
+// Elements of all inputs and outputs (no more than their bytes, so the sum fits).
 int64_t config_elements(const Task& task, const Config& c) {
-  int64_t n = 0;
-  for (const auto* list : {&task.inputs, &task.outputs})
-    for (const auto& t : *list) {
-      auto sh = task.shape_of(t, c);
-      if (!sh) return INT64_MAX;
-      n += numel_of(*sh);
-    }
-  return n;
+  auto r = task.resolve(c);
+  if (!r) return INT64_MAX;
+  uint64_t n = r->input_numel();
+  for (const auto& o : r->outputs) n += static_cast<uint64_t>(o.numel);
+  return static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX));
 }
 
-// Would a kernel that writes `got` (rounded to the output's dtype) pass against `want`?
-bool passes(const Task& task, size_t o, const std::vector<int64_t>& shape,
-            const std::vector<double>& got, const std::vector<double>& want) {
-  HostTensor t = make_tensor(task.outputs[o].name, task.outputs[o].dtype, shape);
+// Output `o` of config `r` holding `got` (rounded to the output's dtype).
+HostTensor output_tensor(const ResolvedConfig& r, size_t o, const std::vector<double>& got) {
+  HostTensor t = make_tensor(r.outputs[o].name(), r.outputs[o].dtype(), r.outputs[o].shape);
   for (size_t i = 0; i < got.size(); ++i) store_from_double(t.bytes.data(), t.dtype, i, got[i]);
-  return compare_output(t, want, task.tolerance_for(task.precision()), false).ok;
+  return t;
+}
+
+// Would a kernel that writes `got` pass against `want`?
+bool passes(const ResolvedConfig& r, size_t o, const std::vector<double>& got, const std::vector<double>& want) {
+  return compare_output(output_tensor(r, o, got), want, r.tolerance, false).ok;
 }
 
 // Where a property held, per key ("output 'y'", "input 'w'", ...), over the checked configs.
@@ -135,12 +132,9 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
   for (const Config* cp : configs) {
     const Config& c = *cp;
     rep.configs.push_back(c.name);
-    std::vector<std::vector<int64_t>> shapes;
-    for (const auto& o : task.outputs) {
-      auto sh = task.shape_of(o, c);
-      if (!sh) return sh.unexpected();
-      shapes.push_back(*sh);
-    }
+    auto resolved = task.resolve(c);
+    if (!resolved) return resolved.unexpected();
+    const ResolvedConfig& rc = *resolved;
     auto run = [&](const std::vector<HostTensor>& ins) -> Result<std::vector<std::vector<double>>> {
       auto r = outputs(c, ins);
       if (!r) return r.unexpected();
@@ -148,12 +142,12 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
         return fail("{}: config '{}': {} outputs, the task declares {}", task.name, c.name,
                     r->size(), task.outputs.size());
       for (size_t o = 0; o < r->size(); ++o)
-        if (static_cast<int64_t>((*r)[o].size()) != numel_of(shapes[o]))
+        if (static_cast<int64_t>((*r)[o].size()) != rc.outputs[o].numel)
           return fail("{}: config '{}': output '{}' has {} values, its shape wants {}", task.name,
-                      c.name, task.outputs[o].name, (*r)[o].size(), numel_of(shapes[o]));
+                      c.name, task.outputs[o].name, (*r)[o].size(), rc.outputs[o].numel);
       return r;
     };
-    auto ins0 = generate_inputs(task, c, opts.seed, false);
+    auto ins0 = generate_inputs(rc, opts.seed, false);
     if (!ins0) return ins0.unexpected();
     auto out0 = run(*ins0);
     if (!out0) return out0.unexpected();
@@ -167,12 +161,12 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
         double mean = 0;
         for (double v : y) mean += v;
         mean /= static_cast<double>(y.size());
-        bool held = passes(task, o, shapes[o], std::vector<double>(y.size(), 0.0), y) ||
-                    passes(task, o, shapes[o], std::vector<double>(y.size(), mean), y);
+        bool held = passes(rc, o, std::vector<double>(y.size(), 0.0), y) ||
+                    passes(rc, o, std::vector<double>(y.size(), mean), y);
         band.add(key, c.name, held);
       }
       // Broadcast slice 0, or the mean, along each axis of extent >= 2.
-      const auto& sh = shapes[o];
+      const auto& sh = rc.outputs[o].shape;
       for (size_t ax = 0; ax < sh.size(); ++ax) {
         if (sh[ax] < 2) continue;
         int64_t inner = 1;
@@ -188,7 +182,7 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
               avg[(a * extent + e) * inner + i] = s / static_cast<double>(extent);
             }
           }
-        bool held = passes(task, o, sh, first, y) || passes(task, o, sh, avg, y);
+        bool held = passes(rc, o, first, y) || passes(rc, o, avg, y);
         axis.add(fmt::format("{} axis {}", key, ax), c.name, held);
       }
     }
@@ -196,12 +190,12 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
     // Other draws: would the first draw's outputs pass for them?
     std::vector<bool> same(task.outputs.size(), true);
     for (int s = 1; s < seeds; ++s) {
-      auto ins = generate_inputs(task, c, opts.seed + 7919ull * static_cast<uint64_t>(s), false);
+      auto ins = generate_inputs(rc, opts.seed + 7919ull * static_cast<uint64_t>(s), false);
       if (!ins) return ins.unexpected();
       auto out = run(*ins);
       if (!out) return out.unexpected();
       for (size_t o = 0; o < task.outputs.size(); ++o)
-        if (same[o] && !passes(task, o, shapes[o], (*out0)[o], (*out)[o])) same[o] = false;
+        if (same[o] && !passes(rc, o, (*out0)[o], (*out)[o])) same[o] = false;
     }
     for (size_t o = 0; o < task.outputs.size(); ++o)
       seed.add(fmt::format("output '{}'", task.outputs[o].name), c.name, same[o]);
@@ -217,7 +211,7 @@ Result<LintReport> lint_outputs(const Task& task, const OutputsFn& outputs,
       if (!out) return out.unexpected();
       bool ignored = true;
       for (size_t o = 0; o < task.outputs.size() && ignored; ++o)
-        ignored = passes(task, o, shapes[o], (*out0)[o], (*out)[o]);
+        ignored = passes(rc, o, (*out0)[o], (*out)[o]);
       unused.add(fmt::format("input '{}'", task.inputs[i].name), c.name, ignored);
     }
   }
@@ -239,7 +233,9 @@ Result<LintFinding> lint_baseline(const Task& task, const OutputsFn& reference,
   std::vector<std::string> bad, good;
   for (const Config* cp : lint_configs(task, opts)) {
     const Config& c = *cp;
-    auto ins = generate_inputs(task, c, opts.seed, false);
+    auto rc = task.resolve(c);
+    if (!rc) return rc.unexpected();
+    auto ins = generate_inputs(*rc, opts.seed, false);
     if (!ins) return ins.unexpected();
     auto want = reference(c, *ins);
     if (!want) return want.unexpected();
@@ -249,22 +245,16 @@ Result<LintFinding> lint_baseline(const Task& task, const OutputsFn& reference,
       continue;
     }
     bool ok = got->size() == want->size();
-    for (size_t o = 0; ok && o < task.outputs.size(); ++o) {
-      auto sh = task.shape_of(task.outputs[o], c);
-      if (!sh) return sh.unexpected();
-      HostTensor t = make_tensor(task.outputs[o].name, task.outputs[o].dtype, *sh);
-      if ((*got)[o].size() != static_cast<size_t>(t.numel()) ||
-          (*want)[o].size() != (*got)[o].size()) {
-        bad.push_back(
-            fmt::format("{}: output '{}' has the wrong size", c.name, task.outputs[o].name));
+    for (size_t o = 0; ok && o < rc->outputs.size(); ++o) {
+      const ResolvedTensor& out = rc->outputs[o];
+      if ((*got)[o].size() != static_cast<size_t>(out.numel) || (*want)[o].size() != (*got)[o].size()) {
+        bad.push_back(fmt::format("{}: output '{}' has the wrong size", c.name, out.name()));
         ok = false;
         break;
       }
-      for (size_t i = 0; i < (*got)[o].size(); ++i)
-        store_from_double(t.bytes.data(), t.dtype, i, (*got)[o][i]);
-      Comparison cmp = compare_output(t, (*want)[o], task.tolerance_for(task.precision()), false);
+      Comparison cmp = compare_output(output_tensor(*rc, o, (*got)[o]), (*want)[o], rc->tolerance, false);
       if (!cmp.ok) {
-        bad.push_back(fmt::format("{}: output '{}': {}", c.name, t.name, cmp.describe(*sh)));
+        bad.push_back(fmt::format("{}: output '{}': {}", c.name, out.name(), cmp.describe(out.shape)));
         ok = false;
       }
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "task/resolved.h"
 #include "task/task.h"
 #include "util/result.h"
 
@@ -21,11 +22,12 @@ inline constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 37;
 Result<uint64_t> shape_elements(const std::vector<int64_t>& shape);
 
 // Bytes of all inputs and outputs of `task` in config `c` (what one copy of the data takes on a
-// device; the workspace is Task::workspace_bytes). Errors name the config and tensor.
+// device; the workspace is ResolvedConfig::workspace_bytes). Errors name the config and tensor.
 Result<uint64_t> config_bytes(const Task& task, const Config& c);
 
 // Every tensor within kMaxTensorElements and the config within kMaxConfigBytes; the error names
 // the config, the tensor and the numbers.
+Status check_config_limits(const Task& task, const ResolvedConfig& r);
 Status check_config_limits(const Task& task, const Config& c);
 
 }  // namespace kevo

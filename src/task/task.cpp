@@ -8,6 +8,7 @@
 #include <set>
 
 #include "task/limits.h"
+#include "task/resolved.h"
 #include "util/fs.h"
 #include "util/toml_text.h"
 
@@ -33,10 +34,12 @@ Result<std::vector<int64_t>> Task::shape_of(const TensorSpec& t, const Config& c
   std::vector<int64_t> shape;
   for (const auto& e : t.shape) {
     auto v = eval_int_expr(e, c.dims);
-    if (!v) return fail("{}: config '{}': shape of '{}': {}", name, c.name, t.name, v.error().message);
+    if (!v)
+      return fail(ErrorCode::kParse, "{}: config '{}': shape of '{}': {}", name, c.name, t.name,
+                  v.error().message);
     if (*v <= 0)
-      return fail("{}: config '{}': shape of '{}': \"{}\" = {} is not positive", name, c.name,
-                  t.name, e, *v);
+      return fail(ErrorCode::kParse, "{}: config '{}': shape of '{}': \"{}\" = {} is not positive",
+                  name, c.name, t.name, e, *v);
     shape.push_back(*v);
   }
   return shape;
@@ -640,32 +643,27 @@ Status parse_tolerance(const Ctx& ctx, const toml::table& root, Task& task) {
   return {};
 }
 
-// Every expression must evaluate on every config, and every config fit the size limits
-// (task/limits.h), so errors surface at load, not mid-run.
+// Every config must resolve (every expression evaluates, every size fits 64 bits) and fit the size
+// limits (task/limits.h), so errors surface at load, not mid-run.
 Status check_configs(const Task& task, const fs::path& file) {
   for (const auto& c : task.configs) {
+    auto r = task.resolve(c);
+    if (!r) return fail(r.error().code, "{}: {}", file.string(), r.error().message);
     for (const auto* list : {&task.inputs, &task.outputs})
       for (const auto& t : *list) {
-        auto s = task.shape_of(t, c);
-        if (!s) return fail("{}: {}", file.string(), s.error().message);
-        if (t.init.dist == Dist::Int) {
-          auto lo = eval_int_expr(t.init.low_expr, c.dims);
-          auto hi = eval_int_expr(t.init.high_expr, c.dims);
-          if (!lo || !hi)
-            return fail("{}: inputs({}).init: {}", file.string(), t.name,
-                        (!lo ? lo.error() : hi.error()).message);
-          if (*hi <= *lo)
-            return fail("{}: inputs({}).init: config '{}': high ({}) must exceed low ({})",
-                        file.string(), t.name, c.name, *hi, *lo);
-        }
+        if (t.init.dist != Dist::Int) continue;
+        auto lo = eval_int_expr(t.init.low_expr, c.dims);
+        auto hi = eval_int_expr(t.init.high_expr, c.dims);
+        if (!lo || !hi)
+          return fail("{}: inputs({}).init: {}", file.string(), t.name, (!lo ? lo.error() : hi.error()).message);
+        if (*hi <= *lo)
+          return fail("{}: inputs({}).init: config '{}': high ({}) must exceed low ({})", file.string(), t.name,
+                      c.name, *hi, *lo);
       }
-    if (auto l = check_config_limits(task, c); !l) return fail("{}: {}", file.string(), l.error().message);
-    for (const char* k : {"flops", "bytes"}) {
-      auto v = std::string_view(k) == "flops" ? task.flops(c) : task.bytes(c);
-      if (!v) return fail("{}: {}: {}", file.string(), k, v.error().message);
-      if (!(*v > 0))
-        return fail("{}: {}: is {} for config '{}' (must be positive)", file.string(), k, *v, c.name);
-    }
+    if (auto l = check_config_limits(task, *r); !l) return fail("{}: {}", file.string(), l.error().message);
+    for (const auto& [k, v] : {std::pair{"flops", r->flops}, std::pair{"bytes", r->bytes}})
+      if (!(v.value_or(0) > 0))
+        return fail("{}: {}: is {} for config '{}' (must be positive)", file.string(), k, v.value_or(0), c.name);
     if (task.backward)
       for (const auto& g : task.backward->gradients) {
         auto v = eval_expr(g.sums_over, c.dims);
@@ -674,12 +672,9 @@ Status check_configs(const Task& task, const fs::path& file) {
                       v ? fmt::format("is {} for config '{}' (must be at least 1)", *v, c.name)
                         : v.error().message);
       }
-    auto ws = task.workspace_bytes(c);
-    if (!ws || *ws < 0)
-      return fail("{}: workspace: {}", file.string(), ws ? "negative" : ws.error().message);
-    if (static_cast<uint64_t>(*ws) > kMaxConfigBytes)
-      return fail("{}: workspace: {} bytes for config '{}' is over the limit of {} bytes",
-                  file.string(), *ws, c.name, kMaxConfigBytes);
+    if (r->workspace_bytes > kMaxConfigBytes)
+      return fail("{}: workspace: {} bytes for config '{}' is over the limit of {} bytes", file.string(),
+                  r->workspace_bytes, c.name, kMaxConfigBytes);
   }
   return {};
 }

@@ -71,6 +71,8 @@ struct BackwardSpec {
   std::vector<GradientSpec> gradients;                              // one per output, in order
 };
 
+struct ResolvedConfig;  // task/resolved.h
+
 struct Task {
   std::filesystem::path dir;
   std::string name, category, description;
@@ -97,6 +99,11 @@ struct Task {
   bool has_cpu_reference() const;
   const Config& main() const { return configs[main_config]; }
   Tolerance tolerance_for(DType t) const;
+  // Everything the checker needs of config `c` (task/resolved.h): shapes, sizes, dims, flops,
+  // bytes, workspace and tolerance. Errors (ErrorCode::kParse) name the task, config and tensor or
+  // field; every config of a loaded task resolves (load_task checks it).
+  Result<ResolvedConfig> resolve(const Config& c) const;
+  // One tensor's shape, or one expression of the task (resolve gives them all, with sizes).
   Result<std::vector<int64_t>> shape_of(const TensorSpec& t, const Config& c) const;
   Result<double> flops(const Config& c) const { return eval_expr(flops_expr, c.dims); }
   Result<double> bytes(const Config& c) const { return eval_expr(bytes_expr, c.dims); }

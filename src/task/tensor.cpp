@@ -107,17 +107,21 @@ Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int6
   return t;
 }
 
-Result<std::vector<HostTensor>> generate_inputs(const Task& task, const Config& c, uint64_t seed,
-                                                bool wide) {
+Result<std::vector<HostTensor>> generate_inputs(const ResolvedConfig& r, uint64_t seed, bool wide) {
   std::vector<HostTensor> out;
-  for (const auto& spec : task.inputs) {
-    auto shape = task.shape_of(spec, c);
-    if (!shape) return shape.unexpected();
-    auto t = generate_input(spec, *shape, c.dims, seed, wide);
+  for (const auto& in : r.inputs) {
+    auto t = generate_input(*in.spec, in.shape, r.config->dims, seed, wide);
     if (!t) return t.unexpected();
     out.push_back(std::move(*t));
   }
   return out;
+}
+
+Result<std::vector<HostTensor>> generate_inputs(const Task& task, const Config& c, uint64_t seed,
+                                                bool wide) {
+  auto r = task.resolve(c);
+  if (!r) return r.unexpected();
+  return generate_inputs(*r, seed, wide);
 }
 
 }  // namespace kevo

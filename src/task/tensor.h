@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "task/draw.h"
+#include "task/resolved.h"
 #include "task/task.h"
 
 namespace kevo {
@@ -38,6 +39,7 @@ Result<HostTensor> generate_input(const TensorSpec& spec, const std::vector<int6
 Result<DrawSpec> draw_spec(const TensorSpec& spec, const DimValues& dims, uint64_t seed, bool wide);
 
 // All inputs of a task for one config and seed.
+Result<std::vector<HostTensor>> generate_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
 Result<std::vector<HostTensor>> generate_inputs(const Task& task, const Config& c, uint64_t seed,
                                                 bool wide);
 

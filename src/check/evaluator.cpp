@@ -437,7 +437,7 @@ void timing_phase(EvalSession& s) {
   const ResolvedConfig& rc = *resolved;
   TimingSetup ts;
   ts.task = &s.task;
-  ts.config = &c;
+  ts.config = &rc;
   ts.cand = s.cand.get();
   ts.has_baseline = s.base_so.has_value();
   ts.state_at_load = s.state_at_load;

@@ -89,19 +89,18 @@ class TimingRun {
 };
 
 bool TimingRun::prepare() {
-  const Task& task = *s_.task;
-  auto ins = drawn_inputs(task, *s_.config, s_.seed + kTimingSeedOffset, false);
-  auto outs = output_descs(task, *s_.config);
-  if (!ins || !outs) {
-    v_.set(Outcome::InfraError, Reason::kTask, (!ins ? ins.error() : outs.error()).message);
+  const ResolvedConfig& rc = *s_.config;
+  auto ins = drawn_inputs(rc, s_.seed + kTimingSeedOffset, false);
+  if (!ins) {
+    v_.set(Outcome::InfraError, Reason::kTask, ins.error().message);
     return false;
   }
   for (const auto& d : *ins) inputs_.push_back(d.get<proto::TensorDesc>());
-  for (const auto& d : *outs) outputs_.push_back(d.get<proto::TensorDesc>());
-  base_req_ = base_request(task, *s_.config);
+  for (const auto& d : output_descs(rc)) outputs_.push_back(d.get<proto::TensorDesc>());
+  base_req_ = base_request(*s_.task, rc);
   sums_key_ = draw_mix(s_.seed ^ 0x5eedc0de);
   next_call_ = draw_mix(s_.seed) >> 16;  // call numbers a candidate cannot guess from earlier evaluations
-  where_ = fmt::format("timing on config '{}'", s_.config->name);
+  where_ = fmt::format("timing on config '{}'", rc.config->name);
   state0_ = s_.state_at_load;
   series_.push_back({SeriesKind::Candidate, s_.cand, "cand"});
   if (s_.has_baseline) series_.push_back({SeriesKind::Baseline, s_.trusted, "base"});
@@ -202,7 +201,7 @@ bool TimingRun::check_candidate(const proto::TimeBatchReply& r, const std::strin
 
 // Every timed call's outputs against the baseline's for the same call numbers (the same inputs).
 bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call) {
-  Tolerance tol = s_.task->tolerance_for(s_.task->precision());
+  const Tolerance tol = s_.config->tolerance;
   for (size_t i = 0; i < cand.sums.size() && i < base.sums.size(); ++i)
     for (size_t o = 0; o < outputs_.size() && o < cand.sums[i].size() && o < base.sums[i].size(); ++o) {
       SumsCheck c = compare_sums(cand.sums[i][o], base.sums[i][o], tol);
@@ -306,7 +305,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
     return v_.outcome == Outcome::Pass;
   }
   if (!s_.compare_ipc) return true;  // every call's sums were compared already
-  Tolerance tol = s_.task->tolerance_for(s_.task->precision());
+  const Tolerance tol = s_.config->tolerance;
   json jo = json::array();
   for (size_t o = 0; o < outputs_.size(); ++o)
     jo.push_back({{"ipc", cand.outputs_ipc[o]}, {"dtype", outputs_[o].dtype}, {"numel", outputs_[o].numel},
@@ -385,7 +384,7 @@ void TimingRun::finish() {
   const Series& cand = series_.front();
   const Series& around = series_.back();
   Timing t;
-  t.config = s_.config->name;
+  t.config = s_.config->config->name;
   OutsideCheck oc = outside_now();
   const std::vector<double> cand_ms = floored_to_outside(cand.call_ms, oc);
   t.candidate = summarize(cand_ms);

@@ -17,6 +17,7 @@
 #include "check/verdict.h"
 #include "run/protocol.h"
 #include "run/runner_client.h"
+#include "task/resolved.h"
 #include "task/task.h"
 
 namespace kevo {
@@ -32,7 +33,7 @@ inline constexpr double kNoisyBudgets = 3.0;
 
 struct TimingSetup {
   const Task* task = nullptr;
-  const Config* config = nullptr;
+  const ResolvedConfig* config = nullptr;  // the timed config (shapes, sizes, tolerance)
   RunnerClient* cand = nullptr;     // holds slot "cand"
   RunnerClient* trusted = nullptr;  // no candidate code ever: holds "base" when has_baseline; may be
                                     // cand itself when the candidate is the task's own baseline

@@ -69,7 +69,9 @@ struct CandidateRow {
   std::string model, prompt, answer;
   std::string name, rationale;  // the model's stated idea (the I3 "insight")
   std::string source;
-  std::string outcome, reason, message;  // the verdict's outcome name, reason code, readable line
+  CandidateOutcome outcome = CandidateOutcome::kUnknown;
+  std::string reason, message;  // the verdict's reason code (check/reason.h's text), readable line
+  bool passed() const { return outcome == CandidateOutcome::kPass; }
   std::string compile_json, verdict_json, features_json, flags_json;
   double speedup = 0, speedup_lo = 0, speedup_hi = 0, time_ms = 0;
   bool accepted = false;  // became the run's best when it was completed

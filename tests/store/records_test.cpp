@@ -39,6 +39,7 @@ TEST(CandidateOutcome, TextThisBuildDoesNotKnowIsUnknown) {
     EXPECT_EQ(candidate_outcome_or_unknown(text), CandidateOutcome::kUnknown) << text;
   }
   EXPECT_STREQ(to_string(CandidateOutcome::kUnknown), "unknown");
+  EXPECT_FALSE(CandidateRow{}.passed());
 }
 
 }  // namespace

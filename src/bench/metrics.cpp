@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/verdict_json.h"
 #include "store/stop_reason.h"
 #include "util/json_fields.h"
 
@@ -83,8 +84,12 @@ bool infra_failure(const store::RunRow& run) {
   const store::StopKind why = store::parse_stop_reason(run.stop_reason).kind;
   if (why == store::StopKind::kInfraError) return true;
   if (why != store::StopKind::kBaselineFailed) return false;
-  std::string outcome = field_or(parse_object(run.baseline_json), "outcome", "");
-  return outcome == "infra_error" || outcome == "crash" || outcome == "timeout";
+  const auto outcome = baseline_outcome(parse_object(run.baseline_json));
+  return outcome == Outcome::InfraError || outcome == Outcome::Crash || outcome == Outcome::Timeout;
+}
+
+std::optional<Outcome> baseline_outcome(const json& summary) {
+  return outcome_from_name(field_or(summary, "outcome", std::string("pass")));
 }
 
 TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
@@ -99,10 +104,10 @@ TaskResult task_result(const store::RunRow& run, const std::vector<store::Candid
   json cfg = parse_object(run.config_json);
   json fin = parse_object(run.final_json);
   r.fake = field_or(cfg, "fake_evaluator", false) || field_or(base, "fake_evaluator", false);
-  if (field_or(base, "outcome", "pass") == "pass") r.baseline_ms = number(base, "time_ms");
+  if (baseline_outcome(base) == Outcome::Pass) r.baseline_ms = number(base, "time_ms");
   for (const auto& c : candidates) {
     ++r.candidates;
-    r.valid += c.outcome == "pass";
+    r.valid += c.passed();
     r.compiled += compiled(c);
   }
   r.llm_calls = totals.llm_calls;
@@ -123,7 +128,7 @@ TaskResult task_result(const store::RunRow& run, const std::vector<store::Candid
     best = find(candidates, run.best_candidate);
     if (best) speedup = best->speedup;
   }
-  if (best && best->outcome == "pass" && speedup > 0) {
+  if (best && best->passed() && speedup > 0) {
     r.best_candidate = best->id;
     r.speedup = speedup;
     if (best->time_ms > 0) r.best_ms = best->time_ms;
@@ -196,7 +201,7 @@ std::vector<double> best_so_far(const std::vector<store::CandidateRow>& candidat
   std::vector<double> out;
   double best = 0;
   for (const auto* c : order) {
-    if (c->accepted && c->outcome == "pass" && c->speedup > 0) best = c->speedup;
+    if (c->accepted && c->passed() && c->speedup > 0) best = c->speedup;
     out.push_back(best);
   }
   return out;

@@ -25,6 +25,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "check/verdict.h"
 #include "store/records.h"
 
 namespace kevo::bench {
@@ -39,6 +42,11 @@ double fast_p(const std::vector<std::optional<double>>& speedups, double p);
 // not be run, runner crashes, infrastructure errors), not because of the task or the search. Such
 // a run measured nothing: it is "not run" in tables and aggregates, and `kevo bench` retries it.
 bool infra_failure(const store::RunRow& run);
+
+// The outcome of a run's baseline summary (RunRow::baseline_json as an object, the engine's
+// baseline_summary): a summary without one (an older kevo) passed; nullopt for text this build
+// does not know.
+std::optional<Outcome> baseline_outcome(const nlohmann::json& summary);
 
 struct TaskResult {
   std::string task;

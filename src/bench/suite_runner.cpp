@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/metrics.h"
 #include "interop/torch_timing.h"
 
 namespace kevo::bench {
@@ -26,7 +27,7 @@ void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64
   }
   if (run->status != store::RunStatus::kFinished && run->status != store::RunStatus::kFailed) return;
   json base = json::parse(run->baseline_json.empty() ? "{}" : run->baseline_json, nullptr, false);
-  if (!base.is_object() || base.value("outcome", "pass") != "pass" || base.contains("pytorch")) return;
+  if (!base.is_object() || baseline_outcome(base) != Outcome::Pass || base.contains("pytorch")) return;
   auto r = s.time_torch(task);
   if (!r && interop::torch_unavailable(r.error())) {
     off = true;

@@ -31,15 +31,29 @@ json base_request(const Task& task, const Config& c) {
   return base_request(task, dims_only);
 }
 
+Reason fatal_cuda_reason(int cuda_error) {
+  // What a fatal CUDA error means for the verdict; a number not listed is kCudaError.
+  struct Meaning {
+    int cuda_error;
+    Reason reason;
+  };
+  static constexpr Meaning kMeanings[] = {
+      {kCudaErrorIllegalAddress, Reason::kIllegalAddress},
+      {kCudaErrorIllegalInstruction, Reason::kIllegalAddress},
+      {kCudaErrorMisalignedAddress, Reason::kIllegalAddress},
+  };
+  for (const auto& m : kMeanings)
+    if (m.cuda_error == cuda_error) return m.reason;
+  return Reason::kCudaError;
+}
+
 void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
-  if (reply && reply->value("fatal", false)) {
-    std::string err = field_or(*reply, "error", "");
-    bool illegal = err.find("IllegalAddress") != std::string::npos ||
-                   err.find("illegal") != std::string::npos ||
-                   err.find("MisalignedAddress") != std::string::npos;
-    v.set(Outcome::Crash, illegal ? Reason::kIllegalAddress : Reason::kCudaError,
-          fmt::format("{}: {}", what, err));
-    return;
+  if (reply) {
+    auto e = proto::decode<proto::ErrorReply>(*reply, "runner reply");
+    if (e && e->fatal) {
+      v.set(Outcome::Crash, fatal_cuda_reason(e->cuda_error), fmt::format("{}: {}", what, e->error));
+      return;
+    }
   }
   if (!r.death()) {
     v.set(Outcome::InfraError, Reason::kRunner, fmt::format("{}: the runner failed without dying", what));

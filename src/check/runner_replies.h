@@ -43,7 +43,18 @@ Reason violation_reason(std::string_view kind);
 
 std::string arch_from_hello(const json& h);
 
-// Classifies a runner that died or reported a fatal CUDA error.
+// cudaError_t values a runner's fatal reply may carry (proto::ErrorReply::cuda_error), as numbers:
+// the checker includes no CUDA header. They are driver_types.h's, stable across CUDA releases.
+inline constexpr int kCudaErrorIllegalAddress = 700;      // an illegal memory access
+inline constexpr int kCudaErrorIllegalInstruction = 715;  // an illegal instruction
+inline constexpr int kCudaErrorMisalignedAddress = 716;   // a misaligned memory access
+
+// The crash reason of a fatal CUDA error by its number: the candidate's kernel touched memory or
+// ran code it must not (kIllegalAddress), or anything else CUDA reported (kCudaError, also for 0:
+// no number, from a runner before the field or a fatal error that was not CUDA's).
+Reason fatal_cuda_reason(int cuda_error);
+
+// Classifies a runner that died or reported a fatal CUDA error (`reply`: its last reply, if any).
 void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what);
 
 // Runners are reaped in the background (run/runner_client.h); before anything is timed, those of

@@ -104,7 +104,7 @@ int translate_and_report(const char* prog, const Task& task, evolve::CandidateEv
     return 2;
   }
   for (const auto& at : r->attempts)
-    std::fprintf(stderr, "%s: translate round %d: %s%s%s (candidate #%lld)\n", prog, at.round, at.outcome.c_str(),
+    std::fprintf(stderr, "%s: translate round %d: %s%s%s (candidate #%lld)\n", prog, at.round, to_string(at.outcome),
                  at.reason.empty() ? "" : " ", at.reason.c_str(), static_cast<long long>(at.candidate));
   switch (r->status) {
     case evolve::TranslateStatus::kTranslated:
@@ -429,7 +429,7 @@ int runs_cmd(const std::string& dbpath) {
 void show_candidate(const store::CandidateRow& c, int64_t run, bool as_json) {
   if (as_json) {
     json j = {{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents}, {"model", c.model},
-              {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", c.outcome},
+              {"prompt", c.prompt}, {"answer", c.answer}, {"source", c.source}, {"outcome", to_string(c.outcome)},
               {"reason", c.reason}, {"message", c.message},
               {"verdict", json::parse(c.verdict_json.empty() ? "null" : c.verdict_json, nullptr, false)}};
     std::printf("%s\n", j.dump(2).c_str());
@@ -437,7 +437,7 @@ void show_candidate(const store::CandidateRow& c, int64_t run, bool as_json) {
   }
   std::printf("candidate #%lld (run %lld, seq %d, %s, parents %s, model %s)\n", static_cast<long long>(c.id),
               static_cast<long long>(run), c.seq, c.op.c_str(), json(c.parents).dump().c_str(), c.model.c_str());
-  std::printf("outcome: %s %s %s\n", c.outcome.c_str(), c.reason.c_str(), c.message.c_str());
+  std::printf("outcome: %s %s %s\n", to_string(c.outcome), c.reason.c_str(), c.message.c_str());
   if (c.speedup > 0) std::printf("speedup: %.3fx [%.3f, %.3f]\n", c.speedup, c.speedup_lo, c.speedup_hi);
   std::printf("\n--- prompt ---\n%s\n\n--- answer ---\n%s\n\n--- source ---\n%s\n", c.prompt.c_str(),
               c.answer.c_str(), c.source.c_str());
@@ -484,8 +484,8 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
     json cs = json::array();
     for (const auto& c : *cands)
       cs.push_back({{"id", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents},
-                    {"generation", c.generation}, {"island", c.island}, {"model", c.model}, {"outcome", c.outcome},
-                    {"reason", c.reason}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
+                    {"generation", c.generation}, {"island", c.island}, {"model", c.model},
+                    {"outcome", to_string(c.outcome)}, {"reason", c.reason}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
                     {"accepted", c.accepted}, {"name", c.name}});
     json j = {{"run", r->id}, {"task", r->task}, {"strategy", r->strategy}, {"status", store::to_string(r->status)},
               {"stop_reason", r->stop_reason}, {"best_candidate", r->best_candidate},
@@ -517,7 +517,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
                                    : "-";
     std::printf("%-6lld %-4d %-10s %-12s %-4d %-3d %-16.16s %-15s %-20.20s %-22s\n", static_cast<long long>(c.id),
                 c.seq, c.op.c_str(), parents.empty() ? "baseline" : parents.c_str(), c.generation, c.island,
-                c.model.c_str(), c.outcome.c_str(), c.reason.c_str(), sp.c_str());
+                c.model.c_str(), to_string(c.outcome), c.reason.c_str(), sp.c_str());
   }
   std::printf("(* = became the best, with confidence)\n");
   if (auto ev = (*db)->events(run); ev) {

@@ -22,6 +22,7 @@
 #include "evolve/features.h"
 #include "evolve/population.h"
 #include "evolve/proposal.h"
+#include "evolve/stored_outcome.h"
 #include "evolve/task_context.h"
 #include "evolve/tuning.h"
 #include "evolve/verifier_matrix.h"
@@ -173,7 +174,7 @@ Member member_of(const store::CandidateRow& r) {
   return m;
 }
 
-bool is_valid(const store::CandidateRow& r) { return r.outcome == "pass" && r.speedup > 0; }
+bool is_valid(const store::CandidateRow& r) { return r.passed() && r.speedup > 0; }
 
 std::string first_mismatch(const Verdict& v) {
   for (const auto& c : v.configs)
@@ -261,13 +262,15 @@ class EvolutionRun {
 
   // Candidates that were really evaluated (not invalid answers, not repeats) define a program seen.
   void remember_source(const store::CandidateRow& c) {
-    if (c.outcome == "pass" && !c.verdict_json.empty()) {
+    if (c.passed() && !c.verdict_json.empty()) {
       ProfileAdvice a = profile_advice(c.verdict_json);
       if (!a.diagnosis.empty()) s_.diagnoses[c.id] = a.diagnosis;
       if (!a.not_profiled.empty() && !std::exchange(s_.told_not_profiled, true))
         spdlog::warn("candidates are not profiled: {}; the search goes on without profiles", a.not_profiled);
     }
-    if (c.outcome == "invalid_answer" || c.outcome == "duplicate" || c.source.empty()) return;
+    if (c.outcome == store::CandidateOutcome::kInvalidAnswer || c.outcome == store::CandidateOutcome::kDuplicate ||
+        c.source.empty())
+      return;
     s_.seen.emplace(ev_.fingerprint(c.source), c.id);
   }
 
@@ -456,7 +459,7 @@ class EvolutionRun {
     remember_source(c);
     s_.rows[c.id] = c;
     emit("candidate", {{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"parents", c.parents},
-                       {"model", c.model}, {"outcome", c.outcome}, {"reason", c.reason},
+                       {"model", c.model}, {"outcome", to_string(c.outcome)}, {"reason", c.reason},
                        {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
                        {"generation", c.generation}, {"island", c.island}, {"accepted", c.accepted}});
     if (new_best) {
@@ -473,7 +476,7 @@ class EvolutionRun {
   store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source) {
     store::CandidateRow c;
     c.source = source;
-    c.outcome = outcome_name(v.outcome);
+    c.outcome = stored_outcome(v.outcome);
     c.reason = v.reason_text();
     c.message = v.message;
     if (v.compile) {
@@ -560,7 +563,7 @@ class EvolutionRun {
     store::CandidateRow c;
     if (p.invalid_reason != Reason::kNone) {
       c.source = p.source;
-      c.outcome = "invalid_answer";
+      c.outcome = store::CandidateOutcome::kInvalidAnswer;
       c.reason = to_string(p.invalid_reason);
       c.message = clip(p.invalid_message, 2000);
       c.features_json = "{}";
@@ -595,7 +598,7 @@ class EvolutionRun {
   static store::CandidateRow duplicate_row(const std::string& source, const std::string& same_as) {
     store::CandidateRow c;
     c.source = source;
-    c.outcome = "duplicate";
+    c.outcome = store::CandidateOutcome::kDuplicate;
     c.reason = to_string(Reason::kDuplicate);
     c.message = same_as + " (comments and whitespace ignored); not evaluated again";
     c.features_json = "{}";

@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "check/verdict_json.h"
 #include "util/fs.h"
 
 namespace kevo::evolve {
@@ -14,7 +16,7 @@ namespace kevo::evolve {
 namespace {
 
 struct Markers {
-  std::string outcome;  // first outcome word seen
+  std::optional<Outcome> outcome;  // the first outcome word seen
   std::string text;     // the rest of that line
   double time_ms = 0, noise = 0.02;
   double dram_pct = -1, sm_pct = -1;  // a fake profile's figures (-1: not given)
@@ -23,9 +25,10 @@ struct Markers {
   bool held_out_fail = false;
 };
 
-bool is_outcome(const std::string& w) {
-  return w == "pass" || w == "compile_error" || w == "incorrect" || w == "unsafe" || w == "crash" ||
-         w == "timeout";
+// A marker word naming an outcome the fake gives (never infra_error: that is the harness's).
+std::optional<Outcome> marker_outcome(const std::string& w) {
+  auto o = outcome_from_name(w);
+  return o == Outcome::InfraError ? std::nullopt : o;
 }
 
 Markers read_markers(const std::string& src) {
@@ -42,9 +45,9 @@ Markers read_markers(const std::string& src) {
         m.held_out_fail = true;
         continue;
       }
-      if (is_outcome(w) && m.outcome.empty()) {
-        m.outcome = w;
-        if (w != "pass") {
+      if (auto o = marker_outcome(w); o && !m.outcome) {
+        m.outcome = o;
+        if (*o != Outcome::Pass) {
           std::getline(words, m.text);
           if (!m.text.empty() && m.text[0] == ' ') m.text.erase(0, 1);
           break;
@@ -168,7 +171,7 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
   v.seed = opts.seed.value_or(7);
   v.device = DeviceCeilings{.name = "Fake H100 (marker evaluator)", .uuid = "fake", .copy_gbps = 3000};
   CompileResult cr;
-  cr.ok = m.outcome != "compile_error";
+  cr.ok = m.outcome != Outcome::CompileError;
   cr.arch_used = "sm_90";
   if (cr.ok) {
     KernelResources k;
@@ -181,15 +184,15 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
     cr.diagnostics = m.text.empty() ? "candidate.cu(1): error: fake compile error" : m.text;
   }
   v.compile = cr;
-  if (m.outcome.empty()) {
+  if (!m.outcome) {
     v.set(Outcome::Incorrect, Reason::kMismatch, "no fake marker in the source");
     return v;
   }
-  if (m.outcome == "compile_error") {
+  if (m.outcome == Outcome::CompileError) {
     v.set(Outcome::CompileError, Reason::kCompile, "the candidate does not compile");
     return v;
   }
-  if (m.outcome == "unsafe") {
+  if (m.outcome == Outcome::Unsafe) {
     // The marker names the reason as stored ("static:stream_create", "hidden_work"); any other text
     // is read as a static check's rule.
     const std::string text = m.text.empty() ? "static:stream_create" : m.text;
@@ -200,11 +203,11 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
     v.flags.push_back({why, "fake", rule});
     return v;
   }
-  if (m.outcome == "crash") {
+  if (m.outcome == Outcome::Crash) {
     v.set(Outcome::Crash, Reason::kSignal, "the runner died (fake)");
     return v;
   }
-  if (m.outcome == "timeout") {
+  if (m.outcome == Outcome::Timeout) {
     v.set(Outcome::Timeout, Reason::kTimeout, "the call did not return (fake)");
     return v;
   }
@@ -213,7 +216,7 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
     if (opts.visible_only && c.held_out) continue;
     if (opts.held_out_only && !c.held_out) continue;
     ConfigCheck cc{.config = c.name, .held_out = c.held_out, .ok = true, .draws = opts.seeds + 1};
-    bool bad = m.outcome == "incorrect" || (c.held_out && m.held_out_fail);
+    bool bad = m.outcome == Outcome::Incorrect || (c.held_out && m.held_out_fail);
     if (bad) {
       cc.ok = false;
       cc.detail = fmt::format("config '{}' ({}): output '{}': {}", c.name, dims_text(task, c),

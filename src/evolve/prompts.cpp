@@ -81,7 +81,8 @@ std::string solution_part(const StrategyConfig& s, const SolutionView& v, const 
 std::string insight_part(const std::vector<InsightView>& ins) {
   std::string body;
   for (const auto& i : ins) {
-    std::string result = i.outcome == "pass" ? fmt::format("{:.3f}x", i.speedup) : i.outcome;
+    std::string result = i.outcome == store::CandidateOutcome::kPass ? fmt::format("{:.3f}x", i.speedup)
+                                                                    : to_string(i.outcome);
     body += fmt::format("- {}{}: {} -> {}\n", i.name.empty() ? "candidate" : i.name,
                         fmt::format(" (#{})", i.id), i.rationale.empty() ? "(no rationale)" : i.rationale, result);
   }

@@ -7,6 +7,7 @@
 
 #include "evolve/strategy.h"
 #include "evolve/task_context.h"
+#include "store/records.h"
 
 namespace kevo::evolve {
 
@@ -19,7 +20,8 @@ struct SolutionView {  // I2: an earlier solution
 
 struct InsightView {  // I3: what an earlier candidate tried and what came of it
   int64_t id = 0;
-  std::string name, rationale, outcome;
+  std::string name, rationale;
+  store::CandidateOutcome outcome = store::CandidateOutcome::kUnknown;
   double speedup = 0;
 };
 

@@ -11,6 +11,7 @@
 #include "compile/cache.h"
 #include "evolve/features.h"
 #include "evolve/prompts.h"
+#include "evolve/stored_outcome.h"
 #include "evolve/task_context.h"
 #include "llm/errors.h"
 #include "llm/parse_answer.h"
@@ -65,7 +66,7 @@ std::string feedback_of(const Verdict& v, const Task& task) {
 store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source) {
   store::CandidateRow c;
   c.source = source;
-  c.outcome = outcome_name(v.outcome);
+  c.outcome = stored_outcome(v.outcome);
   c.reason = v.reason_text();
   c.message = v.message;
   if (v.compile) {
@@ -204,7 +205,7 @@ RoundResult Translation::check(const std::string& code, int round) {
   auto file = work_ / fmt::format("translate{}.cu", round);
   if (auto w = write_file_atomic(file, code); !w) {
     rr.infra = true;
-    rr.row.outcome = outcome_name(Outcome::InfraError);
+    rr.row.outcome = store::CandidateOutcome::kInfraError;
     rr.row.message = w.error().message;
     return rr;
   }
@@ -268,7 +269,7 @@ Result<bool> Translation::record(RoundResult& rr, const llm::ChatResponse& r, co
   a.candidate = c.id;
   out_.attempts.push_back(a);
   (void)db_.add_event(row_.id, "candidate",
-                      json{{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"outcome", c.outcome},
+                      json{{"candidate", c.id}, {"seq", c.seq}, {"operator", c.op}, {"outcome", to_string(c.outcome)},
                            {"reason", c.reason}, {"round", round}}
                           .dump());
   if (code) previous_ = c.id;
@@ -310,7 +311,7 @@ Result<TranslateOutcome> Translation::run(const std::string& torch_src) {
     auto code = llm::extract_code(r->text);
     RoundResult rr;
     if (!code) {
-      rr.row.outcome = "invalid_answer";
+      rr.row.outcome = store::CandidateOutcome::kInvalidAnswer;
       rr.row.reason = to_string(Reason::kNoCode);
       rr.row.message = clip(code.error().message, 2000);
       rr.row.features_json = "{}";

@@ -35,7 +35,8 @@ struct TranslateOptions {
 struct TranslateAttempt {
   int round = 0;                      // 1-based
   int64_t candidate = 0;              // its row in the run database
-  std::string outcome, reason;        // the verdict's ("invalid_answer" when no code came back)
+  store::CandidateOutcome outcome = store::CandidateOutcome::kUnknown;  // kInvalidAnswer: no code came back
+  std::string reason;                 // the verdict's (check/reason.h's text)
   std::string feedback;               // what was sent back to the model (empty for the winner)
 };
 

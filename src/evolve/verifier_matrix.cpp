@@ -12,11 +12,20 @@ std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.2f}", *v
 
 }  // namespace
 
-CheckerTruth checker_truth(std::string_view outcome) {
-  if (outcome == "pass") return CheckerTruth::kPass;
-  if (outcome == "compile_error" || outcome == "incorrect" || outcome == "unsafe" || outcome == "timeout" ||
-      outcome == "crash")
-    return CheckerTruth::kFail;
+CheckerTruth checker_truth(store::CandidateOutcome outcome) {
+  using store::CandidateOutcome;
+  switch (outcome) {
+    case CandidateOutcome::kPass: return CheckerTruth::kPass;
+    case CandidateOutcome::kCompileError:
+    case CandidateOutcome::kIncorrect:
+    case CandidateOutcome::kUnsafe:
+    case CandidateOutcome::kTimeout:
+    case CandidateOutcome::kCrash: return CheckerTruth::kFail;
+    case CandidateOutcome::kInfraError:  // the checker reached no verdict
+    case CandidateOutcome::kInvalidAnswer:
+    case CandidateOutcome::kDuplicate:
+    case CandidateOutcome::kUnknown: return CheckerTruth::kNone;
+  }
   return CheckerTruth::kNone;
 }
 

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,7 +22,7 @@ namespace kevo::evolve {
 inline constexpr const char* kVerifierEvent = "verifier";
 
 enum class CheckerTruth { kPass, kFail, kNone };
-CheckerTruth checker_truth(std::string_view outcome);
+CheckerTruth checker_truth(store::CandidateOutcome outcome);
 
 struct VerifierMatrix {
   std::string models;  // the verifier models seen, comma-separated

@@ -58,7 +58,7 @@ std::string best_so_far_chart(const std::string& task, const std::vector<store::
   double ymax = 1.2;
   for (double v : curve) ymax = std::max(ymax, v);
   for (const auto& c : cands)
-    if (c.outcome == "pass") ymax = std::max(ymax, c.speedup);
+    if (c.passed()) ymax = std::max(ymax, c.speedup);
   ymax *= 1.1;
   size_t n = std::max<size_t>(curve.size(), 1);
   auto x = [&](double i) { return L + (W - L - R) * i / double(n); };
@@ -78,7 +78,7 @@ std::string best_so_far_chart(const std::string& task, const std::vector<store::
   for (const auto& c : cands) order.push_back(&c);
   std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
   for (size_t i = 0; i < order.size(); ++i)
-    if (order[i]->outcome == "pass" && order[i]->speedup > 0)
+    if (order[i]->passed() && order[i]->speedup > 0)
       s += fmt::format(R"(<circle cx="{}" cy="{}" r="2" fill="#aaa"><title>#{} {:.3f}x</title></circle>)",
                        num(x(i + 0.5)), num(y(order[i]->speedup)), order[i]->id, order[i]->speedup);
   std::string pts;
@@ -180,7 +180,7 @@ std::string lineage_svg(const std::vector<const store::CandidateRow*>& chain) {
     const auto* c = order[i];
     std::string l1 = fmt::format("#{} {}", c->id, c->op);
     if (c->parents.size() > 1) l1 += fmt::format(" (+#{})", c->parents[1]);
-    std::string l2 = c->outcome == "pass" ? fmt::format("{:.3f}x", c->speedup) : c->outcome;
+    std::string l2 = c->passed() ? fmt::format("{:.3f}x", c->speedup) : to_string(c->outcome);
     if (!c->name.empty()) l2 += " " + c->name.substr(0, 18);
     box(i + 1, l1, l2, i + 1 == order.size() ? "#d9f0d3" : "#fff");
   }

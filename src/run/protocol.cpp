@@ -47,6 +47,18 @@ void from_json(const json& j, DeviceState& s) {
   for (const auto& e : j) s.values.emplace_back(e.at(0).get<std::string>(), e.at(1).get<uint64_t>());
 }
 
+void to_json(json& j, const ErrorReply& r) {
+  j = json{{"ok", false}, {"error", r.error}};
+  if (r.fatal) j["fatal"] = true;
+  if (r.cuda_error != 0) j["cuda_error"] = r.cuda_error;
+}
+
+void from_json(const json& j, ErrorReply& r) {
+  r.error = field_or(j, "error", std::string());
+  r.fatal = field_or(j, "fatal", false);
+  r.cuda_error = field_or(j, "cuda_error", 0);
+}
+
 void to_json(json& j, const TimeBatchReply& r) {
   j = json{{"ok", r.ok},
            {"error", r.error},

@@ -110,6 +110,18 @@ struct TimeBatchReply {
 void to_json(json& j, const TimeBatchReply& r);
 void from_json(const json& j, TimeBatchReply& r);
 
+// The runner's reply to a request it could not serve (in place of that request's reply). `fatal`:
+// the CUDA context is unusable and the runner exits after replying; `cuda_error` is then the
+// cudaError_t that said so, as its number (0: the failure was not CUDA's, or the runner predates
+// the field), so the checker classifies the death without reading the message's words.
+struct ErrorReply {
+  std::string error;
+  bool fatal = false;
+  int cuda_error = 0;
+};
+void to_json(json& j, const ErrorReply& r);
+void from_json(const json& j, ErrorReply& r);
+
 // A message from the other side as its type, or an error naming what was malformed (a runner
 // that loaded a candidate may send anything).
 template <class T>

@@ -20,10 +20,10 @@ int main() {
     try {
       reply = service.handle(*req);
     } catch (const kevo::runner::Fatal& f) {
-      reply = {{"ok", false}, {"fatal", true}, {"error", f.what}};
+      reply = kevo::proto::ErrorReply{.error = f.what, .fatal = true, .cuda_error = static_cast<int>(f.cuda)};
       fatal = true;
     } catch (const std::exception& e) {
-      reply = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
+      reply = kevo::proto::ErrorReply{.error = std::string("bad request: ") + e.what()};
     }
     if (!kevo::write_message(kevo::runner::kReplyFd, reply)) return 3;
     if (fatal) _exit(4);  // the CUDA context is unusable; a fresh process starts clean

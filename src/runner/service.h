@@ -26,9 +26,10 @@ using ForwardFn = int (*)(const kevo_args*);
 
 constexpr int kArenaFd = 3, kRequestFd = 4, kReplyFd = 5;
 
-// A sticky CUDA error: the context is gone; the runner replies and exits.
+// A sticky CUDA error: the context is gone; the runner replies (proto::ErrorReply) and exits.
 struct Fatal {
   std::string what;
+  cudaError_t cuda = cudaSuccess;  // what CUDA said, sent as a number; cudaSuccess: not CUDA's
 };
 
 std::string cuda_err(cudaError_t e);
@@ -36,7 +37,7 @@ std::string cuda_err(cudaError_t e);
 #define CUDA_OR_FATAL(call)                                                          \
   do {                                                                               \
     cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) throw ::kevo::runner::Fatal{#call ": " + ::kevo::runner::cuda_err(e_)}; \
+    if (e_ != cudaSuccess) throw ::kevo::runner::Fatal{#call ": " + ::kevo::runner::cuda_err(e_), e_}; \
   } while (0)
 
 int count_threads();

@@ -63,7 +63,7 @@ json gpus_json(const RunData& d, double now) {
     G& g = by[f.device + "\x1f" + f.device_uuid];
     g.uuid = f.device_uuid;
     ++g.n;
-    g.passed += d.candidates[i].outcome == "pass";
+    g.passed += d.candidates[i].passed();
     g.busy += f.eval_s;
     g.last = std::max(g.last, d.candidates[i].created_at);
   }

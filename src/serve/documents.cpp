@@ -18,18 +18,39 @@ namespace {
 
 json candidate_summary(const store::CandidateRow& c, const CandidateFacts& f) {
   return {{"id", c.id}, {"seq", c.seq}, {"op", c.op}, {"parents", c.parents}, {"model", c.model},
-          {"name", c.name}, {"outcome", c.outcome}, {"reason", c.reason}, {"message", c.message},
+          {"name", c.name}, {"outcome", to_string(c.outcome)}, {"reason", c.reason}, {"message", c.message},
           {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}}, {"time_ms", c.time_ms},
           {"accepted", c.accepted}, {"generation", c.generation}, {"island", c.island},
           {"compiled", bench::compiled(c)}, {"device", f.device},
           {"eval_s", f.eval_s}, {"sol_fraction", f.sol_fraction}, {"created_at", c.created_at}};
 }
 
-bool matches(const store::CandidateRow& c, const std::string& outcome) {
-  if (outcome.empty()) return true;
-  if (outcome == "fail") return c.outcome != "pass";
-  return c.outcome == outcome;
-}
+// ?outcome= read once: "" every candidate, "fail" every one but a pass, else the candidates of one
+// outcome (its stored text; text this build does not know selects none).
+struct OutcomeFilter {
+  enum class Kind { kAll, kFailed, kOne, kNothing } kind = Kind::kAll;
+  store::CandidateOutcome one = store::CandidateOutcome::kUnknown;
+
+  explicit OutcomeFilter(const std::string& text) {
+    if (text.empty()) return;
+    if (text == "fail") {
+      kind = Kind::kFailed;
+    } else if (auto o = store::parse_candidate_outcome(text)) {
+      kind = Kind::kOne, one = *o;
+    } else {
+      kind = Kind::kNothing;
+    }
+  }
+  bool matches(const store::CandidateRow& c) const {
+    switch (kind) {
+      case Kind::kAll: return true;
+      case Kind::kFailed: return !c.passed();
+      case Kind::kOne: return c.outcome == one;
+      case Kind::kNothing: return false;
+    }
+    return false;
+  }
+};
 
 // The campaign: per strategy/model, the latest run of each task and bench's aggregates over them.
 json campaign_json(const std::vector<std::pair<store::RunRow, bench::TaskResult>>& runs) {
@@ -109,9 +130,10 @@ Result<json> runs_doc(RunCache& cache, double now) {
 }
 
 json candidates_doc(const RunData& d, const ListQuery& q) {
+  const OutcomeFilter filter(q.outcome);
   std::vector<size_t> picked;
   for (size_t i = 0; i < d.candidates.size(); ++i)
-    if (matches(d.candidates[i], q.outcome)) picked.push_back(i);
+    if (filter.matches(d.candidates[i])) picked.push_back(i);
   if (q.newest_first) std::reverse(picked.begin(), picked.end());
   json list = json::array();
   for (size_t k = size_t(std::max<int64_t>(q.offset, 0)); k < picked.size() && int64_t(list.size()) < q.limit; ++k)
@@ -149,7 +171,7 @@ json CandidateDoc::to_json() const {
   }
   return {{"id", c.id}, {"run", c.run_id}, {"seq", c.seq}, {"generation", c.generation}, {"island", c.island},
           {"repair_round", c.repair_round}, {"op", c.op}, {"parents", c.parents}, {"model", c.model},
-          {"name", c.name}, {"rationale", c.rationale}, {"outcome", c.outcome}, {"reason", c.reason},
+          {"name", c.name}, {"rationale", c.rationale}, {"outcome", to_string(c.outcome)}, {"reason", c.reason},
           {"message", c.message}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
           {"time_ms", c.time_ms}, {"accepted", c.accepted}, {"created_at", c.created_at},
           {"source", c.source}, {"prompt", c.prompt}, {"answer", c.answer},

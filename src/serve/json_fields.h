@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/records.h"
+
 namespace kevo::serve {
 
 // Parses text; anything but an object is an empty object.
@@ -30,6 +32,11 @@ inline double num_field(const nlohmann::json& j, const char* key, double fallbac
 inline std::string str_field(const nlohmann::json& j, const char* key) {
   const auto& v = field(j, key);
   return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// A candidate document's "outcome" (store/records.h's text) as the enum; kUnknown when missing.
+inline store::CandidateOutcome outcome_field(const nlohmann::json& j) {
+  return store::candidate_outcome_or_unknown(str_field(j, "outcome"));
 }
 
 }  // namespace kevo::serve

@@ -15,13 +15,14 @@ using nlohmann::json;
 namespace {
 
 json node_json(const store::CandidateRow& c) {
-  return {{"id", c.id}, {"seq", c.seq}, {"op", c.op}, {"outcome", c.outcome}, {"reason", c.reason},
+  return {{"id", c.id}, {"seq", c.seq}, {"op", c.op}, {"outcome", to_string(c.outcome)}, {"reason", c.reason},
           {"speedup", c.speedup}, {"name", c.name}, {"parents", c.parents}};
 }
 
 std::string node_label(const store::CandidateRow& c) {
   std::string s = fmt::format("#{} {} ", c.id, c.op);
-  s += c.outcome == "pass" ? fmt::format("{:.3f}x", c.speedup) : c.outcome + (c.reason.empty() ? "" : " [" + c.reason + "]");
+  s += c.passed() ? fmt::format("{:.3f}x", c.speedup)
+                  : to_string(c.outcome) + (c.reason.empty() ? "" : " [" + c.reason + "]");
   if (!c.name.empty()) s += " " + c.name;
   return s;
 }

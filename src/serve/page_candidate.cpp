@@ -5,6 +5,7 @@
 #include "bench/table.h"
 #include "report/charts.h"
 #include "serve/html_parts.h"
+#include "serve/json_fields.h"
 #include "serve/pages.h"
 #include "util/json_fields.h"
 
@@ -52,7 +53,8 @@ std::string configs_table(const json& configs) {
 std::string verdict_section(const json& j) {
   const json& v = j["verdict"];
   std::string s = "<h2 id=\"verdict\">Verdict</h2>\n";
-  s += fmt::format("<p class=\"verdict {}\"><b>{}</b>{} {}</p>\n", j.value("outcome", "") == "pass" ? "ok" : "bad",
+  const bool passed = outcome_field(j) == store::CandidateOutcome::kPass;
+  s += fmt::format("<p class=\"verdict {}\"><b>{}</b>{} {}</p>\n", passed ? "ok" : "bad",
                    esc(j.value("outcome", "")), j.value("reason", "").empty() ? "" : " [" + esc(j.value("reason", "")) + "]",
                    esc(j.value("message", "")));
   if (j["configs"].is_array() && !j["configs"].empty()) s += "<h3>Correctness per config</h3>\n" + configs_table(j["configs"]);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "serve/html_parts.h"
+#include "serve/json_fields.h"
 #include "serve/pages.h"
 
 namespace kevo::serve {
@@ -16,11 +17,12 @@ std::string candidate_rows_html(int64_t run, const json& list) {
   for (const auto& c : list) {
     std::string outcome = c.value("outcome", "");
     if (!c.value("reason", "").empty()) outcome += " [" + c.value("reason", "") + "]";
-    std::string speedup = c.value("outcome", "") == "pass" ? fmt::format("{:.3f}x", c.value("speedup", 0.0)) : "-";
+    const bool passed = outcome_field(c) == store::CandidateOutcome::kPass;
+    std::string speedup = passed ? fmt::format("{:.3f}x", c.value("speedup", 0.0)) : "-";
     if (c.value("accepted", false)) speedup += " best";
     s += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                      "<td>{}</td></tr>",
-                     c.value("outcome", "") == "pass" ? "ok" : "bad", cand_link(run, c.value("id", int64_t(0))),
+                     passed ? "ok" : "bad", cand_link(run, c.value("id", int64_t(0))),
                      c.value("seq", 0), esc(c.value("op", "")), esc(outcome), esc(speedup),
                      c.value("time_ms", 0.0) > 0 ? fmt::format("{:.4g}", c.value("time_ms", 0.0)) : "-",
                      esc(c.value("name", "")), esc(c.value("model", "")));

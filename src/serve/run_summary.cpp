@@ -58,18 +58,19 @@ json progress_json(const RunData& d, double now) {
 
 json outcomes_json(const RunData& d) {
   std::map<std::string, int64_t> n;
-  for (const auto& c : d.candidates) ++n[c.outcome.empty() ? "unknown" : c.outcome];
+  for (const auto& c : d.candidates) ++n[to_string(c.outcome)];
   return n;
 }
 
 // Failed candidates grouped by outcome and reason, most frequent first (at most 25 groups), each
-// with its latest candidate as an example.
+// with its latest candidate as an example. Keyed by the outcome's text, so that groups of equal
+// counts keep the (alphabetical) order the API has always listed them in.
 json failure_reasons_json(const RunData& d) {
   struct Group { int64_t count = 0, example = 0; std::string message; };
   std::map<std::pair<std::string, std::string>, Group> groups;
   for (const auto& c : d.candidates) {
-    if (c.outcome == "pass") continue;
-    auto& g = groups[{c.outcome, c.reason}];
+    if (c.passed()) continue;
+    auto& g = groups[{to_string(c.outcome), c.reason}];
     ++g.count;
     g.example = c.id;
     g.message = c.message;

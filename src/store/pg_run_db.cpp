@@ -43,7 +43,7 @@ CandidateRow read_candidate(const pqxx::row& row) {
   c.name = str(row[i++]);
   c.rationale = str(row[i++]);
   c.source = str(row[i++]);
-  c.outcome = str(row[i++]);
+  c.outcome = candidate_outcome_or_unknown(str(row[i++]));
   c.reason = str(row[i++]);
   c.message = str(row[i++]);
   c.compile_json = str(row[i++]);
@@ -217,7 +217,8 @@ Status PgRunDb::add_candidate(CandidateRow& c, std::vector<LlmCallRow> calls) {
                                "$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26) RETURNING id",
                                kCandidateColumns),
                    row.run_id, row.seq, row.generation, row.island, row.repair_round, row.op, ids_json(row.parents),
-                   row.model, row.prompt, row.answer, row.name, row.rationale, row.source, row.outcome, row.reason,
+                   row.model, row.prompt, row.answer, row.name, row.rationale, row.source,
+                   std::string(to_string(row.outcome)), row.reason,
                    row.message, row.compile_json, row.verdict_json, row.features_json, row.flags_json, row.speedup,
                    row.speedup_lo, row.speedup_hi, row.time_ms, row.accepted, row.created_at)[0]
                  .as<int64_t>();

@@ -2,6 +2,39 @@
 
 namespace kevo::store {
 
+namespace {
+constexpr CandidateOutcome kCandidateOutcomes[] = {
+    CandidateOutcome::kPass,    CandidateOutcome::kCompileError, CandidateOutcome::kIncorrect,
+    CandidateOutcome::kUnsafe,  CandidateOutcome::kTimeout,      CandidateOutcome::kCrash,
+    CandidateOutcome::kInfraError, CandidateOutcome::kInvalidAnswer, CandidateOutcome::kDuplicate};
+}  // namespace
+
+const char* to_string(CandidateOutcome o) {
+  switch (o) {
+    case CandidateOutcome::kUnknown: return "unknown";
+    case CandidateOutcome::kPass: return "pass";
+    case CandidateOutcome::kCompileError: return "compile_error";
+    case CandidateOutcome::kIncorrect: return "incorrect";
+    case CandidateOutcome::kUnsafe: return "unsafe";
+    case CandidateOutcome::kTimeout: return "timeout";
+    case CandidateOutcome::kCrash: return "crash";
+    case CandidateOutcome::kInfraError: return "infra_error";
+    case CandidateOutcome::kInvalidAnswer: return "invalid_answer";
+    case CandidateOutcome::kDuplicate: return "duplicate";
+  }
+  return "unknown";
+}
+
+std::optional<CandidateOutcome> parse_candidate_outcome(std::string_view text) {
+  for (CandidateOutcome o : kCandidateOutcomes)
+    if (text == to_string(o)) return o;
+  return std::nullopt;
+}
+
+CandidateOutcome candidate_outcome_or_unknown(std::string_view text) {
+  return parse_candidate_outcome(text).value_or(CandidateOutcome::kUnknown);
+}
+
 const char* to_string(RunStatus s) {
   switch (s) {
     case RunStatus::kRunning: return "running";

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace kevo::store {
 
@@ -28,6 +32,34 @@ struct RunRow {
   std::string note;           // e.g. "offline tuning: no LLM configured"
 };
 
+// What became of a candidate, as the run database records it: the checker's verdict outcomes (the
+// names of check/verdict.h's Outcome) and the two the engine records without evaluating. It is the
+// store's own enum because the store sits below check (docs/ARCHITECTURE.md, Layers) and cannot
+// use check's; evolve converts a verdict's outcome where it makes a row (evolve/stored_outcome.h).
+// Rows carry the enum; its text, the stable storage and JSON form, appears only where a backend
+// reads or writes a row and where JSON is written or read.
+enum class CandidateOutcome {
+  kUnknown,  // text this build does not know (an older or newer kevo wrote it), or none
+  kPass,
+  kCompileError,
+  kIncorrect,
+  kUnsafe,
+  kTimeout,
+  kCrash,
+  kInfraError,
+  kInvalidAnswer,  // the model's answer held no code, or its edits did not apply
+  kDuplicate,      // the same program as an earlier candidate: not evaluated again
+};
+// "pass", "compile_error", ..., "invalid_answer", "duplicate"; "unknown" for kUnknown.
+const char* to_string(CandidateOutcome o);
+// The stored text back to the enum; nullopt for text this build does not know ("unknown" among it).
+std::optional<CandidateOutcome> parse_candidate_outcome(std::string_view text);
+// The stored text as a row holds it: kUnknown for text this build does not know.
+CandidateOutcome candidate_outcome_or_unknown(std::string_view text);
+// An outcome becomes JSON only as its text (to_string): without this, nlohmann would quietly write
+// the enumerator's number where readers expect the stable text.
+void to_json(nlohmann::json& j, CandidateOutcome o) = delete;
+
 struct CandidateRow {
   int64_t id = 0, run_id = 0;
   int seq = 0;  // 1, 2, ... within the run, in the order candidates were completed
@@ -37,7 +69,9 @@ struct CandidateRow {
   std::string model, prompt, answer;
   std::string name, rationale;  // the model's stated idea (the I3 "insight")
   std::string source;
-  std::string outcome, reason, message;  // the verdict's outcome name, reason code, readable line
+  CandidateOutcome outcome = CandidateOutcome::kUnknown;
+  std::string reason, message;  // the verdict's reason code (check/reason.h's text), readable line
+  bool passed() const { return outcome == CandidateOutcome::kPass; }
   std::string compile_json, verdict_json, features_json, flags_json;
   double speedup = 0, speedup_lo = 0, speedup_hi = 0, time_ms = 0;
   bool accepted = false;  // became the run's best when it was completed

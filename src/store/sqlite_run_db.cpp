@@ -44,7 +44,7 @@ CandidateRow read_candidate(sqlite3_stmt* s) {
   c.name = text(s, i++);
   c.rationale = text(s, i++);
   c.source = text(s, i++);
-  c.outcome = text(s, i++);
+  c.outcome = candidate_outcome_or_unknown(text(s, i++));
   c.reason = text(s, i++);
   c.message = text(s, i++);
   c.compile_json = text(s, i++);
@@ -218,8 +218,8 @@ Status SqliteRunDb::add_candidate(CandidateRow& c, std::vector<LlmCallRow> calls
                      "insert candidate"));
     if (c.created_at == 0) c.created_at = unix_now();
     Binder{st.s}(c.run_id)(c.seq)(c.generation)(c.island)(c.repair_round)(c.op)(ids_json(c.parents))(
-        c.model)(c.prompt)(c.answer)(c.name)(c.rationale)(c.source)(c.outcome)(c.reason)(c.message)(
-        c.compile_json)(c.verdict_json)(c.features_json)(c.flags_json)(c.speedup)(c.speedup_lo)(
+        c.model)(c.prompt)(c.answer)(c.name)(c.rationale)(c.source)(std::string(to_string(c.outcome)))(
+        c.reason)(c.message)(c.compile_json)(c.verdict_json)(c.features_json)(c.flags_json)(c.speedup)(c.speedup_lo)(
         c.speedup_hi)(c.time_ms)(c.accepted)(c.created_at);
     KEVO_TRY(step_done(st, "insert candidate"));
     c.id = sqlite3_last_insert_rowid(db_);

@@ -8,6 +8,8 @@
 namespace kevo::bench {
 namespace {
 
+using O = store::CandidateOutcome;
+
 TEST(Metrics, MedianGeomeanMean) {
   EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
@@ -30,7 +32,7 @@ TEST(Metrics, FastPCountsTasksWithoutACorrectCandidateAsNotFast) {
   EXPECT_DOUBLE_EQ(fast_p({std::nullopt, std::nullopt}, 0.0), 0);
 }
 
-store::CandidateRow cand(int64_t id, int seq, const std::string& outcome, double speedup, bool accepted,
+store::CandidateRow cand(int64_t id, int seq, store::CandidateOutcome outcome, double speedup, bool accepted,
                          bool compiled, std::vector<int64_t> parents = {}) {
   store::CandidateRow c;
   c.id = id;
@@ -56,10 +58,10 @@ store::RunRow run(store::RunStatus st, const std::string& final_json, int64_t be
 }
 
 TEST(Metrics, TaskResultUsesTheVerifiedWinnerReTimed) {
-  std::vector<store::CandidateRow> cs = {cand(10, 1, "compile_error", 0, false, false),
-                                         cand(11, 2, "pass", 1.5, true, true),
-                                         cand(12, 3, "incorrect", 0, false, true),
-                                         cand(13, 4, "pass", 2.0, true, true, {11})};
+  std::vector<store::CandidateRow> cs = {cand(10, 1, O::kCompileError, 0, false, false),
+                                         cand(11, 2, O::kPass, 1.5, true, true),
+                                         cand(12, 3, O::kIncorrect, 0, false, true),
+                                         cand(13, 4, O::kPass, 2.0, true, true, {11})};
   auto r = task_result(run(store::RunStatus::kFinished, R"({"winner":13,"winner_speedup":1.9})", 13), cs,
                        {.candidates = 4, .valid = 2, .llm_calls = 4, .tokens = 400, .cost_usd = 0.2});
   ASSERT_TRUE(r.speedup);
@@ -79,7 +81,7 @@ TEST(Metrics, TaskResultUsesTheVerifiedWinnerReTimed) {
 }
 
 TEST(Metrics, SpeedupsOverPyTorchFromTheBaselineRecord) {
-  std::vector<store::CandidateRow> cs = {cand(13, 1, "pass", 2.0, true, true)};  // 1.0 ms
+  std::vector<store::CandidateRow> cs = {cand(13, 1, O::kPass, 2.0, true, true)};  // 1.0 ms
   auto rr = run(store::RunStatus::kFinished, R"({"winner":13,"winner_speedup":1.9})", 13);
   rr.baseline_json = R"({"outcome":"pass","time_ms":2.0,"pytorch":{"device":"cuda","eager_ms":3.0,)"
                      R"("compile_ms":1.5,"extension_ms":null,"errors":{"extension":"no CUDA toolkit"}}})";
@@ -106,7 +108,7 @@ TEST(Metrics, SpeedupsOverPyTorchFromTheBaselineRecord) {
 }
 
 TEST(Metrics, NoVerifiedWinnerMeansNoCorrectCandidate) {
-  std::vector<store::CandidateRow> cs = {cand(11, 1, "pass", 1.5, true, true)};
+  std::vector<store::CandidateRow> cs = {cand(11, 1, O::kPass, 1.5, true, true)};
   auto failed_held_out =
       task_result(run(store::RunStatus::kFinished, R"({"winner":0,"best_failed_held_out":true})", 11), cs, {});
   EXPECT_FALSE(failed_held_out.correct());
@@ -151,10 +153,10 @@ TEST(Metrics, AggregatesOverTasks) {
 }
 
 TEST(Metrics, BestSoFarAndLineage) {
-  std::vector<store::CandidateRow> cs = {cand(3, 3, "pass", 1.4, false, true),  // not confidently better
-                                         cand(1, 1, "incorrect", 0, false, true),
-                                         cand(2, 2, "pass", 1.2, true, true),
-                                         cand(4, 4, "pass", 2.0, true, true, {2})};
+  std::vector<store::CandidateRow> cs = {cand(3, 3, O::kPass, 1.4, false, true),  // not confidently better
+                                         cand(1, 1, O::kIncorrect, 0, false, true),
+                                         cand(2, 2, O::kPass, 1.2, true, true),
+                                         cand(4, 4, O::kPass, 2.0, true, true, {2})};
   EXPECT_EQ(best_so_far(cs), (std::vector<double>{0, 1.2, 1.2, 2.0}));
   auto chain = lineage(cs, 4);
   ASSERT_EQ(chain.size(), 2u);

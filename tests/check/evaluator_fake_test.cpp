@@ -158,6 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"exit_zero", Outcome::Crash, Reason::kExit},
                     Case{"exit_after", Outcome::Crash, Reason::kExit},
                     Case{"illegal_address", Outcome::Crash, Reason::kIllegalAddress},
+                    Case{"launch_failure", Outcome::Crash, Reason::kCudaError},
+                    Case{"old_fatal", Outcome::Crash, Reason::kCudaError},  // no number: not read from the text
                     Case{"hang", Outcome::Timeout, Reason::kTimeout}),
     [](const auto& i) { return i.param.behaviour; });
 

@@ -138,7 +138,8 @@ TEST(Presets, AiCudaEngineerShowsTimedSolutionsWithoutInsights) {
 TEST(Presets, KevoDefaultUsesDiffEditsAndMapElites) {
   auto r = run_preset("kevo-default", 12);
   EXPECT_GE(count_with(r.prompts, "<<<<<<< SEARCH"), 1);
-  for (const auto& c : r.rows) EXPECT_NE(c.outcome, "invalid_answer") << c.message;  // full files are accepted too
+  for (const auto& c : r.rows)  // full files are accepted too
+    EXPECT_NE(c.outcome, store::CandidateOutcome::kInvalidAnswer) << c.message;
 }
 
 // ---- diff edits ---------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ TEST(DiffEdit, EditsApplyToTheParent) {
   for (const auto& c : rows) {
     if (c.op != "diff_edit") continue;
     ++edits;
-    EXPECT_EQ(c.outcome, "pass") << c.message;
+    EXPECT_EQ(c.outcome, store::CandidateOutcome::kPass) << c.message;
     ASSERT_EQ(c.parents.size(), 1u);
     auto parent = h.db->candidate(c.parents[0]);
     ASSERT_TRUE(parent);
@@ -241,10 +242,10 @@ TEST(Repair, FailuresGoBackWithTheirDiagnosticABoundedNumberOfTimes) {
     EXPECT_EQ(c.repair_round, parent.repair_round + 1);
     EXPECT_TRUE(contains(c.prompt, "Kernel that failed"));
     EXPECT_TRUE(contains(c.prompt, parent.source.substr(0, 40)));
-    if (parent.outcome == "compile_error") {
+    if (parent.outcome == store::CandidateOutcome::kCompileError) {
       EXPECT_TRUE(contains(c.prompt, "identifier \"foo\" is undefined"));
     }
-    if (parent.outcome == "incorrect") {
+    if (parent.outcome == store::CandidateOutcome::kIncorrect) {
       EXPECT_TRUE(contains(c.prompt, "y[7] = 3, expected 4"));
     }
   }
@@ -499,12 +500,12 @@ TEST(Dedup, TheSameProgramIsNotEvaluatedTwice) {
   ASSERT_TRUE(out) << out.error().message;
   auto rows = h.candidates(out->run_id);
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[0].outcome, "pass");
-  EXPECT_EQ(rows[1].outcome, "duplicate");
+  EXPECT_EQ(rows[0].outcome, store::CandidateOutcome::kPass);
+  EXPECT_EQ(rows[1].outcome, store::CandidateOutcome::kDuplicate);
   EXPECT_NE(rows[1].message.find("candidate #" + std::to_string(rows[0].id)), std::string::npos) << rows[1].message;
-  EXPECT_EQ(rows[2].outcome, "duplicate");
+  EXPECT_EQ(rows[2].outcome, store::CandidateOutcome::kDuplicate);
   EXPECT_NE(rows[2].message.find("baseline"), std::string::npos) << rows[2].message;
-  EXPECT_EQ(rows[3].outcome, "pass");
+  EXPECT_EQ(rows[3].outcome, store::CandidateOutcome::kPass);
   // Evaluations: the baseline, candidates 0 and 3, and the winner's re-verification; never the
   // two repeats.
   int candidate_evals = 0;
@@ -584,7 +585,7 @@ TEST(Profiles, ChildPromptsCarryTheParentsDiagnosis) {
   int profiled = 0;
   for (const auto& c : r.rows) {
     auto v = nlohmann::json::parse(c.verdict_json);
-    if (c.outcome == "pass") profiled += v.contains("profile") && v["profile"]["status"] == "profiled";
+    if (c.passed()) profiled += v.contains("profile") && v["profile"]["status"] == "profiled";
   }
   EXPECT_GE(profiled, 5);
   EXPECT_GE(count_with(r.prompts, "profile: memory-bound: DRAM 85% of peak\n"), 4);

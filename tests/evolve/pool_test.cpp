@@ -46,7 +46,9 @@ PromptServer::Responder slow_kernels(double wall_s) {
 }
 
 struct Summary {
-  std::string op, outcome, source;
+  std::string op;
+  store::CandidateOutcome outcome;
+  std::string source;
   std::vector<int64_t> parents;
   double speedup;
   bool operator==(const Summary&) const = default;
@@ -169,7 +171,7 @@ TEST(EvalQueue, AWorkerThatDiesHoldingAJobLosesOnlyItsLease) {
   ASSERT_TRUE(out) << out.error().message;
   auto rows = h.candidates(out->run_id);
   ASSERT_EQ(rows.size(), 12u);
-  for (const auto& r : rows) EXPECT_NE(r.outcome, "infra_error") << r.message;
+  for (const auto& r : rows) EXPECT_NE(r.outcome, store::CandidateOutcome::kInfraError) << r.message;
   ASSERT_NE(abandoned.load(), 0);
   auto job = h.db->job(abandoned);
   ASSERT_TRUE(job);

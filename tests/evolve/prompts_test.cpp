@@ -68,8 +68,8 @@ TEST(Prompts, EveryOperatorOfEveryPresetKeepsHeldOutOut) {
     auto s = preset(name);
     ASSERT_TRUE(s);
     for (Op op : {Op::kInit, Op::kMutate, Op::kCrossover, Op::kRewrite, Op::kDiffEdit, Op::kRepair}) {
-      PromptInput in{op, &f.ctx, {sol(1, 1.5), sol(2, 1.2)}, {{3, "n", "tiling", "pass", 1.1}}, "// failed\n",
-                     "error: x"};
+      PromptInput in{op, &f.ctx, {sol(1, 1.5), sol(2, 1.2)}, {{3, "n", "tiling", store::CandidateOutcome::kPass, 1.1}},
+                     "// failed\n", "error: x"};
       Prompt p = build_prompt(*s, in);
       std::string all = p.system + p.user;
       EXPECT_FALSE(contains(all, kHeldName)) << name << " " << to_string(op);
@@ -81,7 +81,8 @@ TEST(Prompts, EveryOperatorOfEveryPresetKeepsHeldOutOut) {
 
 TEST(Prompts, InformationSourcesSwitchSections) {
   Fixture f;
-  PromptInput in{Op::kMutate, &f.ctx, {sol(1, 1.5), sol(2, 1.2)}, {{3, "n3", "used tiling", "pass", 1.1}}, "", ""};
+  PromptInput in{Op::kMutate, &f.ctx, {sol(1, 1.5), sol(2, 1.2)},
+                 {{3, "n3", "used tiling", store::CandidateOutcome::kPass, 1.1}}, "", ""};
   StrategyConfig s = *preset("evoengineer-full");
   auto full = build_prompt(s, in).user;
   EXPECT_TRUE(contains(full, "speedup over the baseline: 1.500x"));

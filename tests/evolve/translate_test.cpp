@@ -70,7 +70,7 @@ TEST(Translate, FirstRoundSuccessWritesTheBaseline) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->ok()) << r->message;
   ASSERT_EQ(r->attempts.size(), 1u);
-  EXPECT_EQ(r->attempts[0].outcome, "pass");
+  EXPECT_EQ(r->attempts[0].outcome, store::CandidateOutcome::kPass);
   ASSERT_TRUE(t.task.has_baseline());
   auto text = read_file(t.task.baseline_path());
   ASSERT_TRUE(text);
@@ -104,7 +104,7 @@ TEST(Translate, FirstRoundSuccessWritesTheBaseline) {
   auto cands = t.h.candidates(r->run_id);
   ASSERT_EQ(cands.size(), 1u);
   EXPECT_EQ(cands[0].op, "translate");
-  EXPECT_EQ(cands[0].outcome, "pass");
+  EXPECT_EQ(cands[0].outcome, store::CandidateOutcome::kPass);
   EXPECT_TRUE(cands[0].accepted);
   EXPECT_TRUE(contains(cands[0].prompt, "DOUBLE_THE_INPUT"));
   auto totals = t.h.db->totals(r->run_id);
@@ -120,7 +120,7 @@ TEST(Translate, CompileErrorThenFixSucceedsInRoundTwoWithTheDiagnostic) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->ok()) << r->message;
   ASSERT_EQ(r->attempts.size(), 2u);
-  EXPECT_EQ(r->attempts[0].outcome, "compile_error");
+  EXPECT_EQ(r->attempts[0].outcome, store::CandidateOutcome::kCompileError);
   EXPECT_TRUE(contains(r->attempts[0].feedback, "blockIdx_x"));
   auto prompts = t.h.server.prompts();
   ASSERT_EQ(prompts.size(), 2u);
@@ -136,7 +136,7 @@ TEST(Translate, CompileErrorThenFixSucceedsInRoundTwoWithTheDiagnostic) {
   // The attempt chain: round 2 descends from round 1.
   auto cands = t.h.candidates(r->run_id);
   ASSERT_EQ(cands.size(), 2u);
-  EXPECT_EQ(cands[0].outcome, "compile_error");
+  EXPECT_EQ(cands[0].outcome, store::CandidateOutcome::kCompileError);
   EXPECT_TRUE(cands[0].parents.empty());
   EXPECT_EQ(cands[1].parents, std::vector<int64_t>{cands[0].id});
   EXPECT_EQ(cands[1].repair_round, 1);
@@ -157,7 +157,7 @@ TEST(Translate, AllRoundsFailingLeavesNoBaselineAndSaysWhy) {
   EXPECT_TRUE(contains(r->message, "mismatch at [5]: got 1, expected 2")) << r->message;  // the last diagnostic
   EXPECT_FALSE(t.task.has_baseline());
   ASSERT_EQ(r->attempts.size(), 3u);
-  EXPECT_EQ(r->attempts[1].outcome, "invalid_answer");
+  EXPECT_EQ(r->attempts[1].outcome, store::CandidateOutcome::kInvalidAnswer);
   auto prompts = t.h.server.prompts();
   ASSERT_EQ(prompts.size(), 3u);
   EXPECT_TRUE(contains(prompts[1], "First mismatch"));
@@ -189,7 +189,7 @@ TEST(Translate, HeldOutShapesNeverReachAPrompt) {
   // The held-out details are kept in the database (for people), not sent.
   auto cands = t.h.candidates(r->run_id);
   ASSERT_EQ(cands.size(), 2u);
-  EXPECT_EQ(cands[0].outcome, "incorrect");
+  EXPECT_EQ(cands[0].outcome, store::CandidateOutcome::kIncorrect);
   EXPECT_TRUE(contains(cands[0].message, "held-out"));
   EXPECT_TRUE(contains(cands[0].message, kHeldValue));  // the detail the model never saw
 }

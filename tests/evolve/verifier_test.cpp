@@ -59,7 +59,11 @@ store::EventRow event(int64_t candidate, bool parsed, bool pass) {
 
 TEST(VerifierMatrix, CountsAgainstTheCheckersVerdict) {
   std::vector<store::CandidateRow> cands(7);
-  const char* outcomes[] = {"pass", "incorrect", "pass", "compile_error", "unsafe", "infra_error", "pass"};
+  using store::CandidateOutcome;
+  const CandidateOutcome outcomes[] = {CandidateOutcome::kPass,         CandidateOutcome::kIncorrect,
+                                       CandidateOutcome::kPass,         CandidateOutcome::kCompileError,
+                                       CandidateOutcome::kUnsafe,       CandidateOutcome::kInfraError,
+                                       CandidateOutcome::kPass};
   for (int i = 0; i < 7; ++i) cands[i].id = i + 1, cands[i].outcome = outcomes[i];
   std::vector<store::EventRow> ev{event(1, true, true),  event(2, true, false), event(3, true, false),
                                   event(4, true, true),  event(5, true, false), event(6, true, false),
@@ -125,7 +129,7 @@ TEST(VerifierRun, EveryCandidateIsJudgedByTheCheckerAndTheReviewRecorded) {
   ASSERT_EQ(cands.size(), 8u);
   // Never the gate: the kernels it failed were evaluated, and the passing ones passed.
   int passed = 0;
-  for (const auto& c : cands) passed += c.outcome == "pass";
+  for (const auto& c : cands) passed += c.passed();
   EXPECT_EQ(passed, 4);
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
@@ -160,7 +164,7 @@ TEST(VerifierRun, ADeadVerifierServerStopsNothing) {
   auto cands = h.candidates(out->run_id);
   ASSERT_EQ(cands.size(), 4u);
   int passed = 0;
-  for (const auto& c : cands) passed += c.outcome == "pass";
+  for (const auto& c : cands) passed += c.passed();
   EXPECT_EQ(passed, 2);
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
@@ -211,8 +215,10 @@ TEST(VerifierRun, MatrixOverTheManifestKernels) {
     ctx.task_name = k["task"].value_or(std::string());
     store::CandidateRow c;
     c.id = static_cast<int64_t>(cands.size()) + 1;
-    c.outcome = k["expect"].value_or(std::string());
-    (c.outcome == "pass" ? good : bad) += 1;
+    auto expect = store::parse_candidate_outcome(k["expect"].value_or(std::string()));
+    ASSERT_TRUE(expect) << "unknown outcome in the manifest: " << k["expect"].value_or(std::string());
+    c.outcome = *expect;
+    (c.passed() ? good : bad) += 1;
     VerifierAnswer a = run_verifier(*h.client, ctx, *src, c.id, h.cancel);
     ASSERT_TRUE(a.parsed) << a.error << a.reasons;
     events.push_back({.kind = kVerifierEvent, .data_json = a.to_json(c.id).dump()});

@@ -99,7 +99,7 @@ void kill_one_worker_mid_lease(const std::string& db, Harness& h) {
   auto cands = (*db2)->candidates(run.id);
   ASSERT_TRUE(cands);
   EXPECT_EQ(cands->size(), 10u);
-  for (const auto& c : *cands) EXPECT_NE(c.outcome, "infra_error") << c.message;
+  for (const auto& c : *cands) EXPECT_NE(c.outcome, store::CandidateOutcome::kInfraError) << c.message;
   auto job = (*db2)->job(killed_job);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->state, store::JobState::kDone);

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.id = 1;
   c.run_id = 1;
   c.seq = 1;
-  c.outcome = "pass";
+  c.outcome = kevo::store::CandidateOutcome::kPass;
   c.speedup = 2;
   c.time_ms = 1;
   c.accepted = true;

@@ -194,14 +194,14 @@ void run_e2e(const Variants& v) {
       for (const auto& [k, sec] : vj["work_seconds"].items()) phases += fmt::format(" {} {:.1f}s", k, sec.get<double>());
     }
     std::printf("E2E %s %s cand %d %-8s %s [%s] speedup %.3f |%s\n", v.task.c_str(), mode.c_str(), r.seq, r.name.c_str(),
-                r.outcome.c_str(), r.reason.c_str(), r.speedup, phases.c_str());
+                to_string(r.outcome), r.reason.c_str(), r.speedup, phases.c_str());
     if (r.name == "cached") {
-      EXPECT_NE(r.outcome, "pass") << r.message;
-      hack_rejected += r.outcome != "pass";
+      EXPECT_NE(r.outcome, store::CandidateOutcome::kPass) << r.message;
+      hack_rejected += !r.passed();
     }
     if (r.name == "loose") {
-      EXPECT_EQ(r.outcome, "incorrect") << r.message;
-      bad_rejected += r.outcome == "incorrect";
+      EXPECT_EQ(r.outcome, store::CandidateOutcome::kIncorrect) << r.message;
+      bad_rejected += r.outcome == store::CandidateOutcome::kIncorrect;
     }
   }
   EXPECT_GT(hack_rejected, 0);

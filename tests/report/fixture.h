@@ -55,7 +55,7 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     return r;
   };
   int seq = 0;
-  auto cand = [&](store::RunRow& run, const std::string& outcome, bool compiled, double speedup, bool accepted,
+  auto cand = [&](store::RunRow& run, store::CandidateOutcome outcome, bool compiled, double speedup, bool accepted,
                   std::vector<int64_t> parents, const std::string& source,
                   const json& profile = nullptr) -> Result<int64_t> {
     store::CandidateRow c;
@@ -69,7 +69,7 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     c.source = source;
     c.outcome = outcome;
     c.compile_json = json{{"ok", compiled}}.dump();
-    if (outcome == "pass") {
+    if (outcome == store::CandidateOutcome::kPass) {
       double base = json::parse(run.baseline_json).value("time_ms", 1.0);
       c.speedup = speedup;
       c.speedup_lo = speedup * 0.99;
@@ -103,15 +103,15 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     auto run = add_run("alpha", 2.0);
     if (!run) return run.unexpected();
     seq = 0;
-    auto c1 = cand(*run, "compile_error", false, 0, false, {}, "// fake: compile_error\n");
-    auto c2 = cand(*run, "pass", true, 1.25, true, {}, "// fake: pass time_ms=1.6\n");
-    auto c3 = cand(*run, "incorrect", true, 0, false, {}, "// fake: incorrect\n");
+    auto c1 = cand(*run, store::CandidateOutcome::kCompileError, false, 0, false, {}, "// fake: compile_error\n");
+    auto c2 = cand(*run, store::CandidateOutcome::kPass, true, 1.25, true, {}, "// fake: pass time_ms=1.6\n");
+    auto c3 = cand(*run, store::CandidateOutcome::kIncorrect, true, 0, false, {}, "// fake: incorrect\n");
     if (!c1 || !c2 || !c3) return fail("fixture: alpha candidates");
     json profile{{"status", "profiled"},
                  {"config", "main"},
                  {"kernels", json::array({json{{"name", "k"}, {"duration_us", 800.0}, {"dram_pct", 82.0},
                                                {"sm_pct", 20.0}}})}};
-    auto c4 = cand(*run, "pass", true, 2.5, true, {*c2},
+    auto c4 = cand(*run, store::CandidateOutcome::kPass, true, 2.5, true, {*c2},
                    "// baseline of alpha\n__global__ void k(float* y) { y[0] = 1.f; }\n// faster: vectorized\n",
                    profile);
     if (!c4) return c4.unexpected();
@@ -128,7 +128,7 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     auto run = add_run("beta", 3.0);
     if (!run) return run.unexpected();
     seq = 0;
-    auto c1 = cand(*run, "pass", true, 1.1, true, {}, "// fake: held_out_fail\n");
+    auto c1 = cand(*run, store::CandidateOutcome::kPass, true, 1.1, true, {}, "// fake: held_out_fail\n");
     if (!c1) return c1.unexpected();
     KEVO_TRY(finish(*run, *c1, 1.1, 0, 0));
   }
@@ -136,7 +136,7 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     auto run = add_run("gamma", 1.0);
     if (!run) return run.unexpected();
     seq = 0;
-    auto c1 = cand(*run, "pass", true, 1.6, true, {}, kEvilSource);
+    auto c1 = cand(*run, store::CandidateOutcome::kPass, true, 1.6, true, {}, kEvilSource);
     if (!c1) return c1.unexpected();
     KEVO_TRY(finish(*run, *c1, 1.6, *c1, 1.6));
   }

@@ -62,3 +62,21 @@ TEST(Protocol, ReplyWithoutItsFiguresIsAnError) {
   EXPECT_TRUE(r.fatal);
   EXPECT_EQ(r.error, "boom");
 }
+
+TEST(Protocol, ErrorReplyCarriesTheCudaErrorNumber) {
+  ErrorReply fatal{.error = "cudaStreamSynchronize(stream_): cudaErrorIllegalAddress: ...", .fatal = true,
+                   .cuda_error = 700};
+  json j = fatal;
+  EXPECT_EQ(j.value("ok", true), false);  // what the checker's other reads of a reply look at
+  EXPECT_EQ(j.value("cuda_error", 0), 700);
+  auto back = j.get<ErrorReply>();
+  EXPECT_TRUE(back.fatal);
+  EXPECT_EQ(back.cuda_error, 700);
+  EXPECT_EQ(back.error, fatal.error);
+  // A request the runner could not serve, and a fatal reply of a runner before the number.
+  json bad = ErrorReply{.error = "bad request: x"};
+  EXPECT_EQ(bad, (json{{"ok", false}, {"error", "bad request: x"}}));
+  auto old = json{{"ok", false}, {"fatal", true}, {"error", "illegal"}}.get<ErrorReply>();
+  EXPECT_TRUE(old.fatal);
+  EXPECT_EQ(old.cuda_error, 0);
+}

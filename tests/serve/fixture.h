@@ -60,7 +60,7 @@ inline store::CandidateRow candidate(int64_t run, int seq, std::vector<int64_t> 
   c.source = "// candidate source " + std::to_string(seq) + " source-marker\nint kevo_forward() { return " +
              std::to_string(seq) + "; }\n";
   const double ms = 2.0 / (1.0 + 0.05 * seq);
-  c.outcome = pass ? "pass" : "incorrect";
+  c.outcome = pass ? store::CandidateOutcome::kPass : store::CandidateOutcome::kIncorrect;
   c.reason = pass ? "" : "mismatch";
   c.message = pass ? "" : "config ragged: 3 of 1001 elements differ";
   c.compile_json = R"({"ok":true,"diagnostics":""})";

@@ -52,9 +52,11 @@ int fill(const std::string& where, int n) {
     if (prev) c.parents = {prev};
     c.name = "v" + std::to_string(i), c.prompt = prompt, c.answer = answer, c.source = src + std::to_string(i);
     const bool pass = i % 3 != 0;
-    c.outcome = pass ? "pass" : "incorrect", c.reason = pass ? "" : "mismatch";
+    c.outcome = pass ? kevo::store::CandidateOutcome::kPass : kevo::store::CandidateOutcome::kIncorrect;
+    c.reason = pass ? "" : "mismatch";
     c.compile_json = R"({"ok":true,"diagnostics":""})";
-    nlohmann::json v = {{"outcome", c.outcome}, {"seconds", 1.2}, {"device", {{"name", "Fake H100"}, {"uuid", "fake"}}},
+    nlohmann::json v = {{"outcome", to_string(c.outcome)}, {"seconds", 1.2},
+                        {"device", {{"name", "Fake H100"}, {"uuid", "fake"}}},
                         {"configs", nlohmann::json::array()}, {"pad", filler("x", 1200)}};
     if (pass) v["timing"] = {{"sol_fraction", 0.3}, {"candidate", {{"median_ms", 1.0}}}};
     c.verdict_json = v.dump();

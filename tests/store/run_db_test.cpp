@@ -49,7 +49,7 @@ TEST_P(RunDbTest, StoresRunsCandidatesCallsAndEvents) {
     c.op = "mutate";
     c.parents = {4, 9};
     c.source = "__global__ void k() {}";
-    c.outcome = "pass";
+    c.outcome = CandidateOutcome::kPass;
     c.speedup = 1.5;
     c.speedup_lo = 1.4;
     c.speedup_hi = 1.6;
@@ -108,6 +108,45 @@ TEST_P(RunDbTest, StoresRunsCandidatesCallsAndEvents) {
   auto missing = db->get_run(run + 100);
   ASSERT_FALSE(missing);
   EXPECT_TRUE(has(missing.error().message, "no run")) << missing.error().message;
+}
+
+// A candidate's outcome is stored as its stable text (what SQL, older kevo versions and other
+// readers see) and read back as the code; text this build does not know reads as kUnknown.
+TEST_P(RunDbTest, OutcomesAreStoredAsTheirTextAndReadBackAsCodes) {
+  const std::vector<CandidateOutcome> all = {
+      CandidateOutcome::kPass,    CandidateOutcome::kCompileError, CandidateOutcome::kIncorrect,
+      CandidateOutcome::kUnsafe,  CandidateOutcome::kTimeout,      CandidateOutcome::kCrash,
+      CandidateOutcome::kInfraError, CandidateOutcome::kInvalidAnswer, CandidateOutcome::kDuplicate};
+  int64_t run = 0;
+  {
+    auto db = writer();
+    ASSERT_TRUE(db);
+    run = make_run(*db);
+    for (size_t i = 0; i < all.size(); ++i) {
+      CandidateRow c;
+      c.run_id = run;
+      c.seq = static_cast<int>(i) + 1;
+      c.outcome = all[i];
+      ASSERT_TRUE(db->add_candidate(c));
+    }
+  }
+  raw_exec("UPDATE candidates SET seq = seq + 100 WHERE outcome = 'invalid_answer'");
+  raw_exec("UPDATE candidates SET outcome = 'from_a_newer_kevo' WHERE seq = 1");
+  auto db = writer();
+  ASSERT_TRUE(db);
+  auto cs = db->candidates(run);
+  ASSERT_TRUE(cs) << cs.error().message;
+  ASSERT_EQ(cs->size(), all.size());
+  for (const auto& c : *cs) {
+    if (c.seq == 1) {
+      EXPECT_EQ(c.outcome, CandidateOutcome::kUnknown);
+    } else if (c.seq > 100) {
+      EXPECT_EQ(c.outcome, CandidateOutcome::kInvalidAnswer);
+    } else {
+      EXPECT_EQ(c.outcome, all[static_cast<size_t>(c.seq) - 1]) << "seq " << c.seq;
+    }
+  }
+  EXPECT_EQ(db->totals(run)->valid, 0);  // the one pass now reads 'from_a_newer_kevo'
 }
 
 TEST_P(RunDbTest, NewDatabasesCarryTheCurrentSchemaAndNewerOnesAreRefused) {

@@ -69,7 +69,7 @@ TEST(StoreCli, HundredConcurrentReadCommandsWhileARunWrites) {
       CandidateRow c;
       c.run_id = run;
       c.seq = seq;
-      c.outcome = "pass";
+      c.outcome = CandidateOutcome::kPass;
       c.source = std::string(4000, 'k');
       if ((*writer)->add_candidate(c)) ++commits;
       else ++commit_failures;
@@ -182,7 +182,7 @@ TEST(StoreCli, ExportWithoutAWinnerNeedsACandidate) {
     c.run_id = id;
     c.seq = 1;
     c.source = "#include <kevo/kernel.h>\nKEVO_EXPORT int kevo_forward(const kevo_args* a) { return 0; }\n";
-    c.outcome = "pass";
+    c.outcome = CandidateOutcome::kPass;
     c.speedup = 1.01;
     c.time_ms = 1.98;
     ASSERT_TRUE((*db)->add_candidate(c));

@@ -254,7 +254,15 @@ def run_device(msg):
     return reply
 
 
-FATAL = ('segfault', 'abort', 'exit_zero', 'hang', 'illegal_address')
+# The fatal CUDA errors a behaviour reports: kevo-runner's reply carries the cudaError_t number;
+# 'old_fatal' is a runner before that field, whose message alone must not decide the reason.
+ILLEGAL = 'cudaStreamSynchronize(stream_): cudaErrorIllegalAddress: an illegal memory access was encountered'
+FATAL_CUDA = {
+    'illegal_address': (700, ILLEGAL),
+    'launch_failure': (719, 'cudaStreamSynchronize(stream_): cudaErrorLaunchFailure: unspecified launch failure'),
+    'old_fatal': (None, ILLEGAL),
+}
+FATAL = ('segfault', 'abort', 'exit_zero', 'hang') + tuple(FATAL_CUDA)
 
 
 def behave_fatal(b):
@@ -267,8 +275,11 @@ def behave_fatal(b):
         os._exit(0)
     if b == 'hang':
         time.sleep(600)
-    send({'ok': False, 'fatal': True,
-          'error': 'cudaStreamSynchronize(stream_): cudaErrorIllegalAddress: an illegal memory access was encountered'})
+    number, error = FATAL_CUDA[b]
+    reply = {'ok': False, 'fatal': True, 'error': error}
+    if number is not None:
+        reply['cuda_error'] = number
+    send(reply)
     os._exit(4)
 
 

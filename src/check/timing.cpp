@@ -20,16 +20,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The outside clock fits a line through batches of two sizes: one call, and 2k calls with k set so
-// that k calls take ~kBatchMs. The slope's precision grows with the square of the sizes' spread and
-// the per-batch jitter (~0.07 ms on an H100 host) does not grow with the batch, so the smallest
-// batch is as small as it gets: on gelu (2^29 elements: ~1.9 ms a call plus ~3.5 ms of draws, poison,
-// flush and sums) batches of 1 and 8 calls reach the interval that batches of 4 and 8 reached in
-// 3-4x the time (H100, 2026-11-26, docs/measurements). Longer batches were not quieter per second.
+// A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays under 1% of
+// it, and short enough that the three series alternate often (drift cancels) and six rounds of
+// them fit an eval's latency (issue 13: ~0.6 s cached). On gelu (2^29 elements: ~1.8 ms a call plus
+// ~2.4 ms of draws, poison, flush and sums) that is 5 calls, and the outside slope's interval about
+// 1% of a call. Batches of one call and 2k (a wider spread, so a faster interval) were tried on an
+// H100 (2026-11-26): bias_scale's baseline then read 0.3 ms per call (15%) over its events, in
+// any order of the series; docs/measurements/2026-11-26-h100-c5782ec-one-call-batches.md.
 constexpr double kBatchMs = 20.0;
-constexpr int kSmallBatchCalls = 1;
-// At least 4 calls in the large batch of a slow kernel: the slope divides the wall clock's jitter by
-// the sizes' spread, and with less a slow call (tens of ms) leaves an interval too wide to accuse.
+// At least 4 calls a batch: the slope divides the wall clock's jitter by k, and with fewer calls a
+// slow call (tens of ms) leaves an interval too wide to accuse a forger.
 constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
 // Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
 // each median has an interval; and a ceiling for very fast kernels.
@@ -152,13 +152,13 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
     return std::nullopt;
   }
   if (!rep.outputs_ipc.empty()) s.outputs_ipc = rep.outputs_ipc;
-  if (!rep.flush_ms.empty() && (record || after_cand)) {
-    (after_cand ? s.flush_after_cand_ms : s.other_flush_ms).push_back(rep.flush_ms.front());
-    s.other_flush_ms.insert(s.other_flush_ms.end(), rep.flush_ms.begin() + 1, rep.flush_ms.end());
-  }
   if (record) {
     s.walls.push_back({n, wall, std::accumulate(rep.call_ms.begin(), rep.call_ms.end(), 0.0)});
     s.call_ms.insert(s.call_ms.end(), rep.call_ms.begin(), rep.call_ms.end());
+    if (!rep.flush_ms.empty()) {
+      (after_cand ? s.flush_after_cand_ms : s.other_flush_ms).push_back(rep.flush_ms.front());
+      s.other_flush_ms.insert(s.other_flush_ms.end(), rep.flush_ms.begin() + 1, rep.flush_ms.end());
+    }
   }
   return rep;
 }
@@ -214,17 +214,22 @@ bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeB
   return true;
 }
 
-// One untimed call per series: it allocates the series' buffers, and its GPU span (everything a call
-// costs there: draws, flush, sums, kernel) sets k, so that k calls take ~kBatchMs.
+// Two untimed batches per series: warm-up, and the batch size k that makes a batch ~kBatchMs long.
 bool TimingRun::calibrate() {
   double per_call = 0;
   for (auto& s : series_) {
-    auto r = batch(s, kSmallBatchCalls, next_call_, false);
+    auto r = batch(s, kMinBatchCalls, next_call_, false);
     if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
-    per_call = std::max(per_call, r->span_ms / kSmallBatchCalls);
+    // The GPU span of the batch covers everything a call costs there (draws, flush, sums, kernel).
+    per_call = std::max(per_call, r->span_ms / kMinBatchCalls);
   }
-  next_call_ += kSmallBatchCalls;
+  next_call_ += kMinBatchCalls;
   k_ = std::clamp(static_cast<int>(std::ceil(kBatchMs / std::max(per_call, 1e-3))), kMinBatchCalls, kMaxBatchCalls);
+  for (auto& s : series_) {
+    auto r = batch(s, k_, next_call_, false);
+    if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
+  }
+  next_call_ += static_cast<uint64_t>(k_);
   return true;
 }
 
@@ -246,21 +251,13 @@ void TimingRun::run() {
   uint64_t last_call = 0;
   bool prev_was_cand = false;
   for (int round = 0; round < kMaxRounds; ++round) {
-    const int n = round % 2 == 0 ? kSmallBatchCalls : 2 * k_;
+    const int n = round % 2 == 0 ? k_ : 2 * k_;
     const uint64_t first = next_call_;
     next_call_ += static_cast<uint64_t>(n);
     std::optional<proto::TimeBatchReply> cand, base;
-    // Always in the same order: candidate, baseline, work around calls. What a batch costs outside
-    // its events depends on the batch before it (on an H100 the first batch a process runs after
-    // another process's costs up to 0.3 ms more than one after its own), so each series always
-    // follows the same one: the candidate's after the trusted runner's work-around series, which
-    // follows the baseline in its own process; the baseline's batches (whose events the figures
-    // trust) take the switch from the candidate's. Drift still cancels: the series alternate.
-    for (Series& s : series_) {
-      // Without a baseline the work-around series would follow the candidate's: a one-call batch
-      // there takes the switch (and the check that the candidate's work had ended), unrecorded.
-      if (s.kind == SeriesKind::Around && prev_was_cand && !batch(s, kSmallBatchCalls, first, false, true)) return;
-      if (s.kind == SeriesKind::Around) prev_was_cand = false;
+    // The series take turns going first, so each follows each of the others as often.
+    for (size_t j = 0; j < series_.size(); ++j) {
+      Series& s = series_[(j + static_cast<size_t>(round)) % series_.size()];
       auto r = batch(s, n, first, true, prev_was_cand);
       prev_was_cand = s.kind == SeriesKind::Candidate;
       if (!r) return;
@@ -390,7 +387,7 @@ void TimingRun::finish() {
   t.candidate = summarize(cand_ms);
   t.outside = oc;
   t.batch_calls = k_;
-  t.small_calls = kSmallBatchCalls;
+  t.small_calls = k_;
   t.rounds = static_cast<int>(cand.walls.size());
   t.around_ms = fit_slope(around.walls).per_call_ms;
   t.walls_candidate = cand.walls;

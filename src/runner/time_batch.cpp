@@ -85,7 +85,7 @@ json RunnerService::time_batch(const json& jreq) {
   if (nsums * sizeof(dev::OutputSums) > kSumsBytes) return {{"ok", false}, {"error", "time_batch: too many calls x outputs"}};
   auto* sums = static_cast<dev::OutputSums*>(buffer("tb/sums", kSumsBytes, false));
   // Events for at least kReserveCalls calls at once: creating them costs the checker's clock, so
-  // the first large batch would otherwise pay for them and the one-call batches not.
+  // the first batch of a new size would otherwise pay for them inside its measured wall.
   constexpr size_t kReserveCalls = 64;
   while (events_.size() < 4 * std::max(static_cast<size_t>(req.calls), kReserveCalls) + 2) {
     cudaEvent_t e;

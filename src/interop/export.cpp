@@ -589,7 +589,8 @@ Status export_torch(const Task& task, const fs::path& kernel_cu, const fs::path&
   json side;
   if (auto s = read_file(task.dir / "torch.json"); s) {
     side = json::parse(*s, nullptr, false);
-    if (side.is_discarded()) return fail("{}: not valid JSON", (task.dir / "torch.json").string());
+    if (side.is_discarded())
+      return fail(ErrorCode::kParse, "{}: not valid JSON", (task.dir / "torch.json").string());
   }
   const DimSources ds = dim_sources(task);
   auto fwd = ext_forward(task, ds);

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "interop/torch_timing.h"
+#include "torch/torch_timing.h"
 
 namespace kevo::bench {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "interop/bridge.h"
 #include "test_support.h"
+#include "torch/bridge.h"
 
 namespace kevo::interop {
 namespace {

@@ -12,7 +12,7 @@
 #include "interop/import.h"
 #include "interop/shape_fit.h"
 #include "task/expr.h"
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 #include "task/tensor.h"
 #include "interop/task_compat.h"
 #include "task/task.h"

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <kevo/reference.h>
 
-#include "interop/oracle.h"
 #include "task/task.h"
 #include "task/tensor.h"
 #include "test_support.h"
+#include "torch/oracle.h"
 #include "util/subprocess.h"
 
 namespace kevo::interop {

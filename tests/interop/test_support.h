@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "interop/bridge.h"
 #include "support/temp_dir.h"
+#include "torch/bridge.h"
 
 namespace kevo::interop {
 namespace fs = std::filesystem;

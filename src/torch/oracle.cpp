@@ -1,4 +1,4 @@
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 
 #include "util/fs.h"
 

@@ -1,4 +1,4 @@
-#include "interop/npy.h"
+#include "torch/npy.h"
 
 #include <fmt/format.h>
 

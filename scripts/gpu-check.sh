@@ -12,7 +12,7 @@
 #   bench      bench/run.sh: eval latency cold/cached vs torch load_inline, median CV
 #   suite      `kevo bench` of the quick suite, offline and with a scripted model, tables, report
 #   torchoracle  the PyTorch oracle on the device data plane: real runners lend buffers to the
-#              bridge through CUDA IPC (tests/interop/torch_oracle_gpu_test.cpp, ~1-2 min)
+#              bridge through CUDA IPC (tests/torch/torch_oracle_gpu_test.cpp, ~1-2 min)
 #   interop    KernelBench-format tasks against the PyTorch oracle, eager/compile, export --torch
 #   kboracle   bench/kb_oracle.sh: 24 imported KernelBench level-1/2 problems, `kevo eval
 #              --oracle-check` on each (every config on the device data plane, eager and
@@ -131,7 +131,7 @@ if has suite; then
 fi
 if has torchoracle; then
   stamp torchoracle
-  "$B/tests/interop/interop_gpu_test" --gtest_color=no > "$OUT/torchoracle.txt" 2>&1 || rc=1
+  "$B/tests/torch/torch_gpu_test" --gtest_color=no > "$OUT/torchoracle.txt" 2>&1 || rc=1
   grep -hE "^TORCH_ORACLE|^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/torchoracle.txt"
 fi
 if has kboracle; then

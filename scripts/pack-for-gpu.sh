@@ -10,8 +10,8 @@ for t in gpu_eval_test evolve_e2e_test device_data_test; do
   objcopy --strip-debug "$B/tests/gpu/$t" ".carry/tests/gpu/$t"
 done
 objcopy --strip-debug "$B/tests/lint/lint_gpu_probe" .carry/tests/lint/lint_gpu_probe
-mkdir -p .carry/tests/interop  # the PyTorch oracle on the device data plane (gpu-check phase torchoracle)
-objcopy --strip-debug "$B/tests/interop/interop_gpu_test" .carry/tests/interop/interop_gpu_test
+mkdir -p .carry/tests/torch  # the PyTorch oracle on the device data plane (gpu-check phase torchoracle)
+objcopy --strip-debug "$B/tests/torch/torch_gpu_test" .carry/tests/torch/torch_gpu_test
 # Debian builds cpp-httplib as a shared library that Ubuntu's machine does not have; the tests that
 # start loopback servers (evolve_e2e_test) need it: scripts/gpu-check.sh puts .carry/lib on
 # LD_LIBRARY_PATH.

@@ -7,7 +7,8 @@ numpy has no bfloat16, so bf16 tensors are stored as raw uint16 ('<u2') and the 
 import numpy as np
 import torch
 
-# kevo dtype name -> (torch dtype, numpy dtype of the file)
+# kevo dtype name -> (torch dtype, numpy dtype of the file): a mirror of the dtype table in
+# src/task/dtype.cpp (tests/task/dtype_test.cpp keeps the two equal).
 KEVO_DTYPES = {
     "f32": (torch.float32, np.dtype("<f4")),
     "f16": (torch.float16, np.dtype("<f2")),

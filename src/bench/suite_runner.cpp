@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/metrics.h"
-#include "interop/torch_timing.h"
+#include "torch/torch_timing.h"
 
 namespace kevo::bench {
 

@@ -11,7 +11,7 @@
 #include "bench/table.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
-#include "interop/time_result.h"
+#include "torch/time_result.h"
 
 namespace kevo::bench {
 

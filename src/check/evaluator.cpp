@@ -10,7 +10,7 @@
 #include "check/runner_replies.h"
 #include "check/session.h"
 #include "check/timing.h"
-#include "interop/torch_timing.h"
+#include "torch/torch_timing.h"
 #include "run/warm_runners.h"
 #include "util/gpu_lock.h"
 #include "util/fs.h"

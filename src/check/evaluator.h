@@ -9,8 +9,8 @@
 #include <string>
 
 #include "check/verdict.h"
-#include "interop/torch_timing.h"
 #include "task/task.h"
+#include "torch/torch_timing.h"
 
 namespace kevo {
 

@@ -10,9 +10,9 @@
 
 #include "check/compare.h"
 #include "check/cpu_reference.h"
-#include "interop/oracle.h"
 #include "run/runner_client.h"
 #include "task/task.h"
+#include "torch/oracle.h"
 
 namespace kevo {
 

@@ -10,9 +10,9 @@
 #include "check/evaluator.h"
 #include "check/runner_replies.h"
 #include "check/timing.h"
-#include "interop/torch_timing.h"
 #include "task/draw.h"
 #include "task/resolved.h"
+#include "torch/torch_timing.h"
 #include "util/json_fields.h"
 
 namespace kevo {

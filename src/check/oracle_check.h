@@ -20,8 +20,8 @@
 
 #include "check/compare.h"
 #include "check/oracle.h"
-#include "interop/time_result.h"
 #include "task/task.h"
+#include "torch/time_result.h"
 
 namespace kevo {
 

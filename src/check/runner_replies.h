@@ -10,10 +10,10 @@
 
 #include "check/compare.h"
 #include "check/verdict.h"
-#include "interop/bridge.h"
 #include "run/runner_client.h"
 #include "task/resolved.h"
 #include "task/task.h"
+#include "torch/bridge.h"
 
 namespace kevo {
 

@@ -13,9 +13,9 @@
 #include "check/reason.h"
 #include "check/static_check.h"
 #include "compile/nvcc.h"
-#include "interop/time_result.h"
 #include "time/sol.h"
 #include "time/stats.h"
+#include "torch/time_result.h"
 
 namespace kevo {
 

@@ -16,11 +16,11 @@
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
 #include "evolve/marker_evaluator.h"
-#include "interop/torch_timing.h"
 #include "lint/suite.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
 #include "report/report.h"
+#include "torch/torch_timing.h"
 #include "util/fs.h"
 
 namespace kevo::cli {

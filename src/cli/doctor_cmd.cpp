@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "store/run_db.h"
 #include "compile/nvcc.h"
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 #include "run/runner_client.h"
 #include "util/subprocess.h"
 #include "util/json_fields.h"

@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "interop/bridge.h"
 #include "interop/export.h"
 #include "interop/export_pair.h"
 #include "interop/import.h"
@@ -16,6 +15,7 @@
 #include "interop/import_robust_kbench.h"
 #include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
+#include "torch/bridge.h"
 #include "util/fs.h"
 
 namespace kevo::cli {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "task/dtype.h"
 #include "task/resolved.h"
 #include "util/fs.h"
 
@@ -13,42 +14,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-const char* torch_scalar_type(DType t) {
-  switch (t) {
-    case DType::F32: return "torch::kFloat32";
-    case DType::F16: return "torch::kFloat16";
-    case DType::BF16: return "torch::kBFloat16";
-    case DType::I32: return "torch::kInt32";
-    case DType::I64: return "torch::kInt64";
-    case DType::U8: return "torch::kUInt8";
-  }
-  return "?";
-}
-
-const char* torch_dtype_py(DType t) {
-  switch (t) {
-    case DType::F32: return "float32";
-    case DType::F16: return "float16";
-    case DType::BF16: return "bfloat16";
-    case DType::I32: return "int32";
-    case DType::I64: return "int64";
-    case DType::U8: return "uint8";
-  }
-  return "?";
-}
-
-const char* kevo_dtype_enum(DType t) {
-  switch (t) {
-    case DType::F32: return "KEVO_F32";
-    case DType::F16: return "KEVO_F16";
-    case DType::BF16: return "KEVO_BF16";
-    case DType::I32: return "KEVO_I32";
-    case DType::I64: return "KEVO_I64";
-    case DType::U8: return "KEVO_U8";
-  }
-  return "?";
-}
 
 std::string cpp_string(const std::string& s) { return cpp_string_literal(s); }
 std::string py_string(const std::string& s) { return py_string_literal(s); }
@@ -416,7 +381,7 @@ Result<std::string> ext_checks(const Task& task, const DimSources& ds) {
   for (size_t i = 0; i < task.inputs.size(); ++i) {
     const auto& t = task.inputs[i];
     c += fmt::format("  check_input(in[{}], {}, {}, \"{}\", {}, dev);\n", i, cpp_string(t.name),
-                     torch_scalar_type(t.dtype), torch_dtype_py(t.dtype), t.shape.size());
+                     dtype_info(t.dtype).torch_cpp, dtype_info(t.dtype).torch_name, t.shape.size());
   }
   for (const auto& d : task.dims) {
     if (auto it = ds.from_input.find(d); it != ds.from_input.end())
@@ -455,13 +420,15 @@ Result<std::string> ext_forward(const Task& task, const DimSources& ds) {
     auto sv = shape_vec(o);
     if (!sv) return sv.unexpected();
     c += fmt::format("  out.push_back(torch::empty(std::vector<int64_t>{}, in[0].options().dtype({})));\n", *sv,
-                     torch_scalar_type(o.dtype));
+                     dtype_info(o.dtype).torch_cpp);
   }
   c += "  std::vector<kevo_tensor> ki, ko;\n";
   for (size_t i = 0; i < task.inputs.size(); ++i)
-    c += fmt::format("  ki.push_back(as_kevo(in[{}], {}));\n", i, kevo_dtype_enum(task.inputs[i].dtype));
+    c += fmt::format("  ki.push_back(as_kevo(in[{}], {}));\n", i,
+                     dtype_info(task.inputs[i].dtype).c_enum);
   for (size_t i = 0; i < task.outputs.size(); ++i)
-    c += fmt::format("  ko.push_back(as_kevo(out[{}], {}));\n", i, kevo_dtype_enum(task.outputs[i].dtype));
+    c += fmt::format("  ko.push_back(as_kevo(out[{}], {}));\n", i,
+                     dtype_info(task.outputs[i].dtype).c_enum);
   std::string scal = "0.0";
   if (!task.scalars.empty()) {
     scal.clear();
@@ -500,7 +467,8 @@ Result<std::string> ext_forward(const Task& task, const DimSources& ds) {
 std::string tensor_list_py(const std::vector<TensorSpec>& ts) {
   std::string s = "[";
   for (const auto& t : ts)
-    s += fmt::format("{}[{}, {}, {}]", s.size() > 1 ? ", " : "", py_string(t.name), py_string(torch_dtype_py(t.dtype)),
+    s += fmt::format("{}[{}, {}, {}]", s.size() > 1 ? ", " : "", py_string(t.name),
+                     py_string(dtype_info(t.dtype).torch_name),
                      py_string(fmt::format("[{}]", fmt::join(t.shape, ", "))));
   return s + "]";
 }
@@ -558,7 +526,7 @@ std::string test_py(const Task& task) {
   std::string tol = "{";
   for (DType d : {DType::F32, DType::F16, DType::BF16}) {
     Tolerance t = task.tolerance_for(d);
-    tol += fmt::format("\"{}\": ({:g}, {:g}), ", torch_dtype_py(d), t.atol, t.rtol);
+    tol += fmt::format("\"{}\": ({:g}, {:g}), ", dtype_info(d).torch_name, t.atol, t.rtol);
   }
   tol += "}";
   // Shapes of the smallest visible config, for tasks without a PyTorch reference.
@@ -617,7 +585,8 @@ Status export_torch(const Task& task, const fs::path& kernel_cu, const fs::path&
   json side;
   if (auto s = read_file(task.dir / "torch.json"); s) {
     side = json::parse(*s, nullptr, false);
-    if (side.is_discarded()) return fail("{}: not valid JSON", (task.dir / "torch.json").string());
+    if (side.is_discarded())
+      return fail(ErrorCode::kParse, "{}: not valid JSON", (task.dir / "torch.json").string());
   }
   const DimSources ds = dim_sources(task);
   auto fwd = ext_forward(task, ds);

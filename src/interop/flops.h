@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "interop/bridge.h"
 #include "interop/shape_fit.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

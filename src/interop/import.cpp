@@ -62,7 +62,7 @@ Result<std::vector<fs::path>> kernelbench_files(const std::vector<std::string>& 
       out.emplace_back(a);
       continue;
     }
-    if (!fs::is_directory(a, ec)) return fail("{}: no such file or folder", a);
+    if (!fs::is_directory(a, ec)) return fail(ErrorCode::kNotFound, "{}: no such file or folder", a);
     std::vector<fs::path> level;
     for (const auto& e : fs::directory_iterator(a, ec))
       if (e.path().extension() == ".py" && e.is_regular_file(ec)) level.push_back(e.path());
@@ -80,11 +80,12 @@ Result<std::vector<fs::path>> kernelbench_files(const std::vector<std::string>& 
 Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, const ImportOptions& o,
                                         ProblemShape* shape) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return fail("{}: no such file", file.string());
+  if (!fs::is_regular_file(file, ec)) return fail(ErrorCode::kNotFound, "{}: no such file", file.string());
   auto source = read_file(file);
   if (!source) return source.unexpected();
   if (source->find("get_inputs") == std::string::npos)
-    return fail("{}: not a KernelBench problem file: it defines no get_inputs()", file.string());
+    return fail(ErrorCode::kParse, "{}: not a KernelBench problem file: it defines no get_inputs()",
+                file.string());
   std::string name = o.name.empty() ? task_name_from(file.stem().string()) : o.name;
   auto staging = make_staging(o.out_dir, name, o.overwrite);
   if (!staging) return staging.unexpected();
@@ -122,7 +123,7 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
   try {
     j = ojson::parse(*text);
   } catch (const ojson::parse_error& e) {
-    return fail("{}: not valid JSON: {}", file.string(), e.what());
+    return fail(ErrorCode::kParse, "{}: not valid JSON: {}", file.string(), e.what());
   }
   auto field = [](const ojson& r, std::initializer_list<const char*> keys) -> std::optional<std::string> {
     for (const char* k : keys)
@@ -131,10 +132,13 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
   };
   std::vector<EvoRecord> out;
   auto one = [&](const std::string& label, std::string name, const ojson& r) -> Status {
-    if (!r.is_object()) return fail("{}: record {}: must be a JSON object", file.string(), label);
+    if (!r.is_object())
+      return fail(ErrorCode::kParse, "{}: record {}: must be a JSON object", file.string(), label);
     if (name.empty()) {
       auto n = field(r, {"name", "task_name", "Op_Name", "op_name"});
-      if (!n) return fail("{}: record {}: has no name (name, task_name or Op_Name)", file.string(), label);
+      if (!n)
+        return fail(ErrorCode::kParse, "{}: record {}: has no name (name, task_name or Op_Name)",
+                    file.string(), label);
       name = *n;
     }
     EvoRecord rec;
@@ -148,13 +152,16 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
                        K{&rec.functional, {"func_py_code", "PyTorch_Code_Functional"}, "the functional module (func_py_code)"},
                        K{&rec.cuda, {"cuda_code", "CUDA_Code"}, "the CUDA extension (cuda_code)"}}) {
       auto v = field(r, k.keys);
-      if (!v) return fail("{}: record '{}': missing {} (a string)", file.string(), name, k.what);
+      if (!v)
+        return fail(ErrorCode::kParse, "{}: record '{}': missing {} (a string)", file.string(), name,
+                    k.what);
       if (v->find_first_not_of(" \n\t\r") == std::string::npos)
-        return fail("{}: record '{}': {} is empty", file.string(), name, k.what);
+        return fail(ErrorCode::kParse, "{}: record '{}': {} is empty", file.string(), name, k.what);
       *k.dst = *v;
     }
     if (rec.functional.find("get_inputs") == std::string::npos)
-      return fail("{}: record '{}': the functional module defines no get_inputs()", file.string(), name);
+      return fail(ErrorCode::kParse, "{}: record '{}': the functional module defines no get_inputs()",
+                  file.string(), name);
     out.push_back(std::move(rec));
     return {};
   };
@@ -169,9 +176,9 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
     size_t i = 0;
     for (const auto& v : j) KEVO_TRY(one(std::to_string(i++), "", v));
   } else {
-    return fail("{}: must hold a JSON object or array of records", file.string());
+    return fail(ErrorCode::kParse, "{}: must hold a JSON object or array of records", file.string());
   }
-  if (out.empty()) return fail("{}: holds no records", file.string());
+  if (out.empty()) return fail(ErrorCode::kParse, "{}: holds no records", file.string());
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "interop/backward_skip.h"
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

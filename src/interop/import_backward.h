@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "interop/backward_skip.h"
-#include "interop/bridge.h"
 #include "interop/import.h"
 #include "interop/import_probe.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

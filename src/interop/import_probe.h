@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "interop/bridge.h"
 #include "interop/config_search.h"
 #include "interop/flops.h"
 #include "interop/shape_fit.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

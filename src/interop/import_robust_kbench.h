@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "interop/bridge.h"
 #include "interop/import.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

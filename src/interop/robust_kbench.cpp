@@ -32,13 +32,15 @@ bool python_keyword(const std::string& s) {
 
 // One entry of a single_*/multi_* list: an object of scalar settings with Python-identifier keys.
 Result<RkbSettings> entry_settings(const ojson& e, const std::string& where) {
-  if (!e.is_object()) return fail("{}: must be a JSON object of settings", where);
+  if (!e.is_object()) return fail(ErrorCode::kParse, "{}: must be a JSON object of settings", where);
   RkbSettings out;
   for (const auto& [k, v] : e.items()) {
     if (!is_identifier(k) || python_keyword(k) || k.rfind("_kevo", 0) == 0 || reserved_names().count(k))
-      return fail("{}: setting '{}' is not a usable Python parameter name", where, cpp_escape(k));
+      return fail(ErrorCode::kParse, "{}: setting '{}' is not a usable Python parameter name", where,
+                  cpp_escape(k));
     if (v.is_object() || v.is_array())
-      return fail("{}: setting '{}' must be a number, string, boolean or null", where, k);
+      return fail(ErrorCode::kParse, "{}: setting '{}' must be a number, string, boolean or null", where,
+                  k);
     out.emplace_back(k, v);
   }
   return out;
@@ -48,7 +50,7 @@ Result<RkbSettings> entry_settings(const ojson& e, const std::string& where) {
 Result<std::vector<RkbSettings>> list_settings(const ojson& j, const std::string& key, const std::string& where) {
   if (!j.contains(key)) return std::vector<RkbSettings>{RkbSettings{}};
   const ojson& l = j[key];
-  if (!l.is_array()) return fail("{}: '{}' must be a list of objects", where, key);
+  if (!l.is_array()) return fail(ErrorCode::kParse, "{}: '{}' must be a list of objects", where, key);
   std::vector<RkbSettings> out;
   for (size_t i = 0; i < l.size(); ++i) {
     auto s = entry_settings(l[i], fmt::format("{}: {}[{}]", where, key, i));
@@ -90,8 +92,8 @@ const ojson* rkb_setting(const RkbSettings& s, const std::string& key) {
 
 Result<RkbConfigs> parse_rkb_configs(const std::string& json_text, const std::string& where) {
   ojson j = ojson::parse(json_text, nullptr, false);
-  if (j.is_discarded()) return fail("{}: not valid JSON", where);
-  if (!j.is_object()) return fail("{}: must hold a JSON object", where);
+  if (j.is_discarded()) return fail(ErrorCode::kParse, "{}: not valid JSON", where);
+  if (!j.is_object()) return fail(ErrorCode::kParse, "{}: must hold a JSON object", where);
   std::vector<std::vector<RkbSettings>> single, multi;
   for (const char* part : {"input", "init", "shared"}) {
     auto s = list_settings(j, fmt::format("single_{}_configs", part), where);
@@ -116,7 +118,9 @@ Result<std::vector<fs::path>> robust_kbench_folders(const std::vector<std::strin
   std::vector<fs::path> out;
   for (const auto& a : args) {
     std::error_code ec;
-    if (!fs::is_directory(a, ec)) return fail("{}: not a folder (a robust-kbench task folder or a folder of them)", a);
+    if (!fs::is_directory(a, ec))
+      return fail(ErrorCode::kNotFound,
+                  "{}: not a folder (a robust-kbench task folder or a folder of them)", a);
     if (fs::exists(fs::path(a) / "func_forward.py", ec)) {
       out.emplace_back(a);
       continue;
@@ -137,13 +141,16 @@ Result<RkbFolder> read_robust_kbench(const fs::path& dir) {
   f.dir = dir;
   std::error_code ec;
   auto fwd = read_file(dir / "func_forward.py");
-  if (!fwd) return fail("{}: not a robust-kbench task folder: {}", dir.string(), fwd.error().message);
+  if (!fwd)
+    return fail(fwd.error().code, "{}: not a robust-kbench task folder: {}", dir.string(),
+                fwd.error().message);
   if (fwd->find("get_inputs") == std::string::npos || fwd->find("class Model") == std::string::npos)
-    return fail("{}: defines no Model class or no get_inputs()", (dir / "func_forward.py").string());
+    return fail(ErrorCode::kParse, "{}: defines no Model class or no get_inputs()",
+                (dir / "func_forward.py").string());
   f.forward_source = *fwd;
   auto configs = [&](const fs::path& p) -> Result<RkbConfigs> {
     auto text = read_file(p);
-    if (!text) return fail("{}: {}", p.string(), text.error().message);
+    if (!text) return fail(text.error().code, "{}: {}", p.string(), text.error().message);
     return parse_rkb_configs(*text, p.string());
   };
   auto cf = configs(dir / "config_forward.json");

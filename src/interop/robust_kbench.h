@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "interop/backward_reference.h"
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 
 namespace kevo::interop {
 

@@ -25,12 +25,13 @@ Result<std::vector<std::string>> parse_suite(std::string_view text, const std::s
       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
     });
     if (!valid)
-      return fail("{}:{}: '{}' is not a task name ([a-z0-9_]+, one per line)", file, lineno, name);
+      return fail(ErrorCode::kParse, "{}:{}: '{}' is not a task name ([a-z0-9_]+, one per line)", file,
+                  lineno, name);
     if (!seen.insert(name).second)
-      return fail("{}:{}: task '{}' is listed twice", file, lineno, name);
+      return fail(ErrorCode::kParse, "{}:{}: task '{}' is listed twice", file, lineno, name);
     names.push_back(name);
   }
-  if (names.empty()) return fail("{}: the suite lists no tasks", file);
+  if (names.empty()) return fail(ErrorCode::kParse, "{}: the suite lists no tasks", file);
   return names;
 }
 
@@ -43,8 +44,9 @@ Result<std::vector<std::string>> load_suite(const std::string& name_or_path) {
     auto known = bundled_suites();
     std::string list;
     for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
-    return fail("{}: no such suite file, and no bundled suite of that name (bundled: {})",
-                name_or_path, list.empty() ? "none" : list);
+    return fail(ErrorCode::kNotFound,
+                "{}: no such suite file, and no bundled suite of that name (bundled: {})", name_or_path,
+                list.empty() ? "none" : list);
   }
   std::stringstream ss;
   ss << f.rdbuf();

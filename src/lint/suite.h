@@ -11,8 +11,8 @@
 namespace kevo {
 
 // Task names of suite `name_or_path`: a path to a suite file, or the name of a bundled suite
-// (kevo_home()/suites/<name>.txt). Errors on a missing file, a malformed or duplicate name, or an
-// empty suite; task directories are not checked here.
+// (kevo_home()/suites/<name>.txt). Errors on a missing file (ErrorCode::kNotFound), a malformed
+// or duplicate name, or an empty suite (kParse); task directories are not checked here.
 Result<std::vector<std::string>> load_suite(const std::string& name_or_path);
 // Parses suite text (for tests); `file` is used in messages only.
 Result<std::vector<std::string>> parse_suite(std::string_view text, const std::string& file);

@@ -1,6 +1,6 @@
 #include "lint/torch_lint.h"
 
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 
 namespace kevo {
 

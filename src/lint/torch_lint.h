@@ -1,12 +1,12 @@
 // The lints of a task whose oracle is PyTorch (oracle = "torch": imported KernelBench and
 // robust-kbench tasks): the same filters as lint.h's, over the PyTorch reference's outputs computed
-// on the CPU by the bridge (interop/bridge.h), so a config whose outputs are constant (a ReLU dead
+// on the CPU by the bridge (torch/bridge.h), so a config whose outputs are constant (a ReLU dead
 // at that size) is found before a search trusts it. Thread-safety: one bridge, one thread.
 #pragma once
 
-#include "interop/bridge.h"
 #include "lint/lint.h"
 #include "task/task.h"
+#include "torch/bridge.h"
 
 namespace kevo {
 

@@ -2,43 +2,47 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace kevo {
 
+namespace {
+
+// In enum order (dtype_info indexes it).
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "f32", "float32", "torch::kFloat32", "KEVO_F32", "<f4", 4, true},
+    {DType::F16, "f16", "float16", "torch::kFloat16", "KEVO_F16", "<f2", 2, true},
+    {DType::BF16, "bf16", "bfloat16", "torch::kBFloat16", "KEVO_BF16", "<u2", 2, true},
+    {DType::I32, "i32", "int32", "torch::kInt32", "KEVO_I32", "<i4", 4, false},
+    {DType::I64, "i64", "int64", "torch::kInt64", "KEVO_I64", "<i8", 8, false},
+    {DType::U8, "u8", "uint8", "torch::kUInt8", "KEVO_U8", "|u1", 1, false},
+};
+constexpr DTypeInfo kUnknown{DType::F32, "?", "?", "?", "?", "?", 0, false};
+
+constexpr bool in_enum_order() {
+  for (size_t i = 0; i < std::size(kDTypes); ++i)
+    if (static_cast<size_t>(kDTypes[i].type) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(), "kDTypes must list the dtypes in enum order");
+
+}  // namespace
+
+const DTypeInfo& dtype_info(DType t) {
+  auto i = static_cast<size_t>(t);
+  return i < std::size(kDTypes) ? kDTypes[i] : kUnknown;
+}
+
 std::optional<DType> parse_dtype(std::string_view s) {
-  if (s == "f32" || s == "float32") return DType::F32;
-  if (s == "f16" || s == "float16") return DType::F16;
-  if (s == "bf16" || s == "bfloat16") return DType::BF16;
-  if (s == "i32" || s == "int32") return DType::I32;
-  if (s == "i64" || s == "int64") return DType::I64;
-  if (s == "u8" || s == "uint8") return DType::U8;
+  for (const DTypeInfo& d : kDTypes)
+    if (s == d.name || s == d.torch_name) return d.type;
   return std::nullopt;
 }
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::I32: return "i32";
-    case DType::I64: return "i64";
-    case DType::U8: return "u8";
-  }
-  return "?";
-}
-
-size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: return 2;
-    case DType::I64: return 8;
-    case DType::U8: return 1;
-  }
-  return 0;
-}
-
-bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+const char* dtype_name(DType t) { return dtype_info(t).name; }
+size_t dtype_size(DType t) { return dtype_info(t).size; }
+bool is_float(DType t) { return dtype_info(t).is_float; }
 
 uint16_t float_to_half(float f) {
   uint32_t x;

@@ -77,7 +77,7 @@ std::string escaped(std::string_view s) {
   return s.size() > 80 ? out + "..." : out;
 }
 
-// Builds "file:line:col: field: message" from a node's source position.
+// Builds "file:line:col: field: message" from a node's source position (ErrorCode::kParse).
 class Ctx {
  public:
   explicit Ctx(fs::path file) : file_(std::move(file)) {}
@@ -86,7 +86,8 @@ class Ctx {
     std::string where = file_.string();
     if (n && n->source().begin.line)
       where += fmt::format(":{}:{}", n->source().begin.line, n->source().begin.column);
-    return fail("{}: {}: {}", where, field, fmt::format(f, std::forward<A>(a)...));
+    return fail(ErrorCode::kParse, "{}: {}: {}", where, field,
+                fmt::format(f, std::forward<A>(a)...));
   }
   const fs::path& file() const { return file_; }
 
@@ -655,25 +656,26 @@ Status check_configs(const Task& task, const fs::path& file) {
         auto lo = eval_int_expr(t.init.low_expr, c.dims);
         auto hi = eval_int_expr(t.init.high_expr, c.dims);
         if (!lo || !hi)
-          return fail("{}: inputs({}).init: {}", file.string(), t.name, (!lo ? lo.error() : hi.error()).message);
+          return fail(ErrorCode::kParse, "{}: inputs({}).init: {}", file.string(), t.name, (!lo ? lo.error() : hi.error()).message);
         if (*hi <= *lo)
-          return fail("{}: inputs({}).init: config '{}': high ({}) must exceed low ({})", file.string(), t.name,
+          return fail(ErrorCode::kParse, "{}: inputs({}).init: config '{}': high ({}) must exceed low ({})", file.string(), t.name,
                       c.name, *hi, *lo);
       }
-    if (auto l = check_config_limits(task, *r); !l) return fail("{}: {}", file.string(), l.error().message);
+    if (auto l = check_config_limits(task, *r); !l) return fail(ErrorCode::kParse, "{}: {}", file.string(), l.error().message);
     for (const auto& [k, v] : {std::pair{"flops", r->flops}, std::pair{"bytes", r->bytes}})
       if (!(v.value_or(0) > 0))
-        return fail("{}: {}: is {} for config '{}' (must be positive)", file.string(), k, v.value_or(0), c.name);
+        return fail(ErrorCode::kParse, "{}: {}: is {} for config '{}' (must be positive)", file.string(), k, v.value_or(0), c.name);
     if (task.backward)
       for (const auto& g : task.backward->gradients) {
         auto v = eval_expr(g.sums_over, c.dims);
         if (!v || !(*v >= 1))
-          return fail("{}: backward.gradients({}).sums_over: {}", file.string(), g.output,
+          return fail(ErrorCode::kParse, "{}: backward.gradients({}).sums_over: {}", file.string(),
+                      g.output,
                       v ? fmt::format("is {} for config '{}' (must be at least 1)", *v, c.name)
                         : v.error().message);
       }
     if (r->workspace_bytes > kMaxConfigBytes)
-      return fail("{}: workspace: {} bytes for config '{}' is over the limit of {} bytes", file.string(),
+      return fail(ErrorCode::kParse, "{}: workspace: {} bytes for config '{}' is over the limit of {} bytes", file.string(),
                   r->workspace_bytes, c.name, kMaxConfigBytes);
   }
   return {};
@@ -685,13 +687,13 @@ Result<Task> parse_task(std::string_view text, const fs::path& file) {
   Ctx ctx(file);
   toml::table root;
   if (auto bad = find_non_ascii_outside_strings(text))
-    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), bad->line, bad->column,
-                kNonAsciiOutsideStrings);
+    return fail(ErrorCode::kParse, "{}:{}:{}: TOML syntax error: {}", file.string(), bad->line,
+                bad->column, kNonAsciiOutsideStrings);
   try {
     root = toml::parse(text, file.string());
   } catch (const toml::parse_error& e) {
-    return fail("{}:{}:{}: TOML syntax error: {}", file.string(), e.source().begin.line,
-                e.source().begin.column, e.description());
+    return fail(ErrorCode::kParse, "{}:{}:{}: TOML syntax error: {}", file.string(),
+                e.source().begin.line, e.source().begin.column, e.description());
   }
   KEVO_TRY(check_unknown_keys(ctx, root, kKnownTop, ""));
   Task task;
@@ -712,7 +714,8 @@ Result<Task> load_task(const fs::path& dir) {
   std::error_code ec;
   fs::path d = dir;
   if (fs::is_regular_file(d, ec) && d.filename() == "task.toml") d = d.parent_path();
-  if (!fs::is_directory(d, ec)) return fail("{}: not a task directory", dir.string());
+  if (!fs::is_directory(d, ec))
+    return fail(ErrorCode::kNotFound, "{}: not a task directory", dir.string());
   auto text = read_file(d / "task.toml");
   if (!text) return text.unexpected();
   auto task = parse_task(*text, d / "task.toml");
@@ -722,14 +725,16 @@ Result<Task> load_task(const fs::path& dir) {
   // every other task needs both the baseline and the CPU reference.
   if (task->oracle_is_torch) {
     if (!fs::exists(task->torch_reference_path(), ec))
-      return fail("{}: missing (named by torch_reference in task.toml)",
+      return fail(ErrorCode::kNotFound, "{}: missing (named by torch_reference in task.toml)",
                   task->torch_reference_path().string());
   } else {
     for (const char* f : {"baseline.cu", "reference.cpp"})
-      if (!fs::exists(d / f, ec)) return fail("{}: missing (every task needs one)", (d / f).string());
+      if (!fs::exists(d / f, ec))
+        return fail(ErrorCode::kNotFound, "{}: missing (every task needs one)", (d / f).string());
   }
   if (!task->torch_baseline.empty() && !fs::exists(d / task->torch_baseline, ec))
-    return fail("{}: missing (named by torch_baseline in task.toml)", (d / task->torch_baseline).string());
+    return fail(ErrorCode::kNotFound, "{}: missing (named by torch_baseline in task.toml)",
+                (d / task->torch_baseline).string());
   return task;
 }
 

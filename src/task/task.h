@@ -121,7 +121,9 @@ inline constexpr size_t kMaxNameLength = 64;
 // are pasted into generated code (export-torch, host examples), so nothing else is accepted.
 bool is_identifier(std::string_view s);
 
-// Loads and validates dir/task.toml. Errors name the file, line and field.
+// Loads and validates dir/task.toml. Errors name the file, line and field; their code is
+// ErrorCode::kParse for a malformed file, kNotFound for a missing folder or file, kIo for an
+// unreadable one.
 Result<Task> load_task(const std::filesystem::path& dir);
 // Same, from text (for tests); `file` is used in messages only.
 Result<Task> parse_task(std::string_view toml_text, const std::filesystem::path& file);

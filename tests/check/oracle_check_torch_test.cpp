@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "check/oracle_check.h"
-#include "interop/bridge.h"
 #include "support/temp_dir.h"
+#include "torch/bridge.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;

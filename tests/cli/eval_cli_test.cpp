@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
-#include "interop/bridge.h"
 #include "support/temp_dir.h"
+#include "torch/bridge.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;

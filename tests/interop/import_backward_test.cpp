@@ -7,12 +7,12 @@
 
 #include <cmath>
 
-#include "interop/oracle.h"
 #include "interop/task_compat.h"
 #include "lint_support.h"
 #include "task/backward.h"
 #include "task/tensor.h"
 #include "test_support.h"
+#include "torch/oracle.h"
 
 namespace kevo::interop {
 namespace {

@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "interop/oracle.h"
 #include "interop/task_compat.h"
 #include "lint_support.h"
 #include "task/tensor.h"
 #include "test_support.h"
+#include "torch/oracle.h"
 
 namespace kevo::interop {
 namespace {

@@ -12,7 +12,7 @@
 #include "interop/import.h"
 #include "interop/shape_fit.h"
 #include "task/expr.h"
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 #include "task/tensor.h"
 #include "interop/task_compat.h"
 #include "task/task.h"
@@ -455,13 +455,16 @@ TEST(Import, MalformedEvoEngineerFilesFailClearly) {
   auto bad = parse_evoengineer(data("malformed/ee_bad_json.json"));
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("ee_bad_json.json: not valid JSON"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(bad.error().code, ErrorCode::kParse);
   auto missing = parse_evoengineer(data("malformed/ee_missing_key.json"));
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("record 'relu': missing the functional module (func_py_code)"),
             std::string::npos)
       << missing.error().message;
+  EXPECT_EQ(missing.error().code, ErrorCode::kParse);
   auto none = parse_evoengineer(data("does_not_exist.json"));
   ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
 
   KEVO_BRIDGE_OR_SKIP(b);
   auto recs = parse_evoengineer(data("malformed/ee_functional_raises.json"));

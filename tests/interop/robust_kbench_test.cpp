@@ -54,6 +54,7 @@ TEST(RobustKbench, BadConfigsNameTheFileListAndEntry) {
     ASSERT_FALSE(c) << k.json;
     EXPECT_NE(c.error().message.find(k.says), std::string::npos) << c.error().message;
     EXPECT_EQ(c.error().message.rfind("c.json", 0), 0u) << c.error().message;
+    EXPECT_EQ(c.error().code, ErrorCode::kParse) << c.error().message;
   }
 }
 
@@ -74,10 +75,17 @@ TEST(RobustKbench, FoldersAreTaskFoldersOrFoldersOfThem) {
   auto none = robust_kbench_folders({(tmp.path / "root" / "not_a_task").string()});
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("holds no robust-kbench task folder"), std::string::npos);
-  EXPECT_FALSE(robust_kbench_folders({(tmp.path / "nope").string()}));
+  auto nope = robust_kbench_folders({(tmp.path / "nope").string()});
+  ASSERT_FALSE(nope);
+  EXPECT_EQ(nope.error().code, ErrorCode::kNotFound) << nope.error().message;
   auto bad = read_robust_kbench(tmp.path / "root" / "a_task");
   ASSERT_FALSE(bad) << "no config_forward.json";
   EXPECT_NE(bad.error().message.find("config_forward.json"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(bad.error().code, ErrorCode::kNotFound) << bad.error().message;
+  std::ofstream(tmp.path / "root" / "b_task" / "func_forward.py") << "def get_inputs(): pass\n";
+  auto no_model = read_robust_kbench(tmp.path / "root" / "b_task");
+  ASSERT_FALSE(no_model);
+  EXPECT_EQ(no_model.error().code, ErrorCode::kParse) << no_model.error().message;
 }
 
 TEST(RobustKbench, ReferenceKeepsTheSourceAndBindsTheSettings) {

@@ -181,10 +181,15 @@ TEST(Suite, ParsesNamesAndComments) {
   auto dup = parse_suite("gelu\ngelu\n", "x.txt");
   ASSERT_FALSE(dup);
   EXPECT_NE(dup.error().message.find("x.txt:2"), std::string::npos) << dup.error().message;
-  EXPECT_FALSE(parse_suite("Gelu\n", "x.txt"));
-  EXPECT_FALSE(parse_suite("gelu softmax\n", "x.txt"));
-  EXPECT_FALSE(parse_suite("# nothing\n", "x.txt"));
-  EXPECT_FALSE(load_suite("no_such_suite_anywhere"));
+  EXPECT_EQ(dup.error().code, ErrorCode::kParse);
+  for (const char* bad : {"Gelu\n", "gelu softmax\n", "# nothing\n"}) {
+    auto s = parse_suite(bad, "x.txt");
+    ASSERT_FALSE(s) << bad;
+    EXPECT_EQ(s.error().code, ErrorCode::kParse) << s.error().message;
+  }
+  auto none = load_suite("no_such_suite_anywhere");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound) << none.error().message;
 }
 
 TEST(Suite, BundledSuitesNameBundledTasks) {

@@ -1,4 +1,4 @@
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 
 #include "task/resolved.h"
 #include "util/fs.h"
@@ -22,10 +22,12 @@ Result<std::vector<std::string>> torch_size_dims(const Task& task) {
   if (!text) return text.unexpected();
   auto j = ojson::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("size_dims") || !j["size_dims"].is_array())
-    return fail("{}: not a kevo torch.json (no size_dims)", (task.dir / "torch.json").string());
+    return fail(ErrorCode::kParse, "{}: not a kevo torch.json (no size_dims)",
+                (task.dir / "torch.json").string());
   std::vector<std::string> out;
   for (const auto& d : j["size_dims"]) {
-    if (!d.is_string()) return fail("{}: size_dims holds a non-string", (task.dir / "torch.json").string());
+    if (!d.is_string())
+      return fail(ErrorCode::kParse, "{}: size_dims holds a non-string", (task.dir / "torch.json").string());
     out.push_back(d.get<std::string>());
   }
   return out;

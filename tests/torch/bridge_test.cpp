@@ -6,13 +6,14 @@
 #include <algorithm>
 #include <fstream>
 
-#include "interop/bridge.h"
 #include "test_support.h"
+#include "torch/bridge.h"
 
 namespace kevo::interop {
 namespace {
 
 using testing::data;
+using testing::kb_data;
 
 HostTensor filled(const std::string& name, DType t, std::vector<int64_t> shape, double (*f)(size_t)) {
   HostTensor h = make_tensor(name, t, shape);
@@ -29,7 +30,7 @@ TEST(Bridge, HelloReportsVersions) {
 
 TEST(Bridge, DescribeKernelBenchFile) {
   KEVO_BRIDGE_OR_SKIP(b);
-  ASSERT_TRUE(b->load(data("kb_linear_gelu.py")));
+  ASSERT_TRUE(b->load(kb_data("kb_linear_gelu.py")));
   auto d = b->describe();
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(d->style, "module");
@@ -49,7 +50,7 @@ TEST(Bridge, DescribeKernelBenchFile) {
   ASSERT_EQ(d->outputs.size(), 1u);
   EXPECT_EQ(d->outputs[0].shape, (std::vector<int64_t>{128, 512}));
   // Sizes overridden: derived globals follow.
-  ASSERT_TRUE(b->load(data("kb_linear_gelu.py"), {{"batch_size", 3}, {"out_features", 5}}, 0, true));
+  ASSERT_TRUE(b->load(kb_data("kb_linear_gelu.py"), {{"batch_size", 3}, {"out_features", 5}}, 0, true));
   d = b->describe(false);
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(d->outputs[0].shape, (std::vector<int64_t>{3, 5}));
@@ -58,7 +59,7 @@ TEST(Bridge, DescribeKernelBenchFile) {
 
 TEST(Bridge, RunComputesWithGivenInputsAndWeights) {
   KEVO_BRIDGE_OR_SKIP(b);
-  ASSERT_TRUE(b->load(data("kb_linear_gelu.py"), {{"batch_size", 2}, {"in_features", 3}, {"out_features", 2}}));
+  ASSERT_TRUE(b->load(kb_data("kb_linear_gelu.py"), {{"batch_size", 2}, {"in_features", 3}, {"out_features", 2}}));
   auto x = filled("x", DType::F32, {2, 3}, [](size_t i) { return static_cast<double>(i) - 2.0; });
   auto w = filled("linear_weight", DType::F32, {2, 3}, [](size_t i) { return i == 0 || i == 4 ? 1.0 : 0.0; });
   auto bias = filled("linear_bias", DType::F32, {2}, [](size_t) { return 0.5; });
@@ -120,7 +121,7 @@ TEST(Bridge, EveryDtypeCrossesExactly) {
 
 TEST(Bridge, UserErrorsComeBackWithTraceback) {
   KEVO_BRIDGE_OR_SKIP(b);
-  ASSERT_TRUE(b->load(data("malformed/raises.py")));
+  ASSERT_TRUE(b->load(kb_data("malformed/raises.py")));
   auto d = b->describe();
   ASSERT_FALSE(d);
   const std::string& m = d.error().message;
@@ -129,7 +130,7 @@ TEST(Bridge, UserErrorsComeBackWithTraceback) {
   EXPECT_NE(m.find("raises.py\", line 12, in helper"), std::string::npos) << m;
   EXPECT_TRUE(b->alive());
   // The bridge goes on serving.
-  ASSERT_TRUE(b->load(data("kb_gelu.py")));
+  ASSERT_TRUE(b->load(kb_data("kb_gelu.py")));
   EXPECT_TRUE(b->describe(false));
 }
 
@@ -143,7 +144,7 @@ TEST(Bridge, MalformedFilesFailClearly) {
                         Case{"malformed/no_get_inputs.py", "no_get_inputs.py: defines no get_inputs() function"},
                         Case{"malformed/returns_dict.py", "forward returned dict"},
                         Case{"malformed/float64.py", "torch.float64 has no kevo equivalent"}}) {
-    Status s = b->load(data(c.file));
+    Status s = b->load(kb_data(c.file));
     std::string m;
     if (!s) {
       m = s.error().message;
@@ -172,7 +173,7 @@ TEST(Bridge, PrintsOnStdoutDoNotBreakTheProtocol) {
 TEST(Bridge, TimeWithoutCudaSaysSo) {
   KEVO_BRIDGE_OR_SKIP(b);
   if (b->info().cuda) GTEST_SKIP() << "torch sees a GPU here: the no-CUDA path is not reachable";
-  ASSERT_TRUE(b->load(data("kb_gelu.py"), {{"n", 10}}));
+  ASSERT_TRUE(b->load(kb_data("kb_gelu.py"), {{"n", 10}}));
   auto x = filled("x", DType::F32, {10}, [](size_t) { return 1.0; });
   auto t = b->time({x});
   ASSERT_FALSE(t);
@@ -187,7 +188,7 @@ TEST(Bridge, TimeWithoutCudaSaysSo) {
 TEST(Bridge, TimesOnCudaWhenPresent) {
   KEVO_BRIDGE_OR_SKIP(b);
   if (!b->info().cuda) GTEST_SKIP() << "no CUDA device visible to torch";
-  ASSERT_TRUE(b->load(data("kb_softmax.py")));
+  ASSERT_TRUE(b->load(kb_data("kb_softmax.py")));
   auto d = b->describe(false);
   ASSERT_TRUE(d) << d.error().message;
   auto x = filled("x", DType::F32, {16, 16384}, [](size_t i) { return std::sin(static_cast<double>(i)); });
@@ -279,7 +280,7 @@ TEST(Bridge, TimeTakesTensorsInPlace) {
   KEVO_BRIDGE_OR_SKIP(b);
   testing::TempDir tmp;
   Lent lent{tmp.path};
-  ASSERT_TRUE(b->load(data("kb_gelu.py"), {{"n", 10}}));
+  ASSERT_TRUE(b->load(kb_data("kb_gelu.py"), {{"n", 10}}));
   TimeOptions o;
   o.device = "cpu";
   o.modes = {"eager"};

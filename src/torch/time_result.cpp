@@ -1,4 +1,4 @@
-#include "interop/time_result.h"
+#include "torch/time_result.h"
 
 #include <fmt/format.h>
 

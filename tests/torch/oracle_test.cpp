@@ -1,5 +1,5 @@
 // The PyTorch oracle on CPU against bundled tasks' CPU references: kevo generates the inputs of a
-// task config, the bridge runs a PyTorch reference of the same op (tests/interop/data/torch_*.py)
+// task config, the bridge runs a PyTorch reference of the same op (tests/torch/data/torch_*.py)
 // on them, tasks/<name>/reference.cpp runs on the same inputs (compiled with g++, dlopen'ed), and
 // the outputs must agree within the task's tolerance.
 #include <dlfcn.h>
@@ -9,10 +9,10 @@
 #include <cmath>
 #include <kevo/reference.h>
 
-#include "interop/oracle.h"
 #include "task/task.h"
 #include "task/tensor.h"
 #include "test_support.h"
+#include "torch/oracle.h"
 #include "util/subprocess.h"
 
 namespace kevo::interop {

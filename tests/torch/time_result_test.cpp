@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "check/verdict.h"
-#include "interop/time_result.h"
-#include "interop/torch_timing.h"
+#include "torch/time_result.h"
+#include "torch/torch_timing.h"
 
 namespace kevo::interop {
 namespace {

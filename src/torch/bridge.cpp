@@ -1,4 +1,4 @@
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "interop/npy.h"
+#include "torch/npy.h"
 #include "util/fs.h"
 
 namespace kevo::interop {

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "interop/time_result.h"
 #include "task/tensor.h"
+#include "torch/time_result.h"
 #include "util/result.h"
 #include "util/subprocess.h"
 

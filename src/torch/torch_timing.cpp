@@ -1,9 +1,9 @@
-#include "interop/torch_timing.h"
+#include "torch/torch_timing.h"
 
 #include <functional>
 #include <optional>
 
-#include "interop/oracle.h"
+#include "torch/oracle.h"
 #include "util/fs.h"
 
 namespace kevo::interop {

@@ -12,14 +12,11 @@
 
 namespace kevo::interop {
 
-// The numpy descr of a kevo dtype: f32 '<f4', f16 '<f2', bf16 '<u2', i32 '<i4', i64 '<i8', u8 '|u1'.
-const char* npy_descr(DType t);
-
 // Serializes a tensor (C order). An empty shape writes a 0-dim array.
 std::string npy_encode(const HostTensor& t);
-// Parses .npy bytes. `tag` is the kevo dtype the data stands for; the file's descr must be the one
-// npy_descr(tag) names (or '|b1' for u8). `what` names the source in errors; a malformed file is
-// ErrorCode::kParse.
+// Parses .npy bytes. `tag` is the kevo dtype the data stands for; the file's descr must be
+// dtype_info(tag).npy_descr (task/dtype.h; or '|b1' for u8). `what` names the source in errors;
+// a malformed file is ErrorCode::kParse.
 Result<HostTensor> npy_decode(std::string_view bytes, DType tag, const std::string& what);
 
 Status write_npy(const std::filesystem::path& p, const HostTensor& t);

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "interop/bridge.h"
-#include "interop/time_result.h"
 #include "task/task.h"
 #include "task/tensor.h"
+#include "torch/bridge.h"
+#include "torch/time_result.h"
 
 namespace kevo::interop {
 

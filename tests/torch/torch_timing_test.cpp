@@ -8,8 +8,8 @@
 #include <chrono>
 #include <fstream>
 
-#include "interop/torch_timing.h"
 #include "test_support.h"
+#include "torch/torch_timing.h"
 
 namespace kevo::interop {
 namespace {

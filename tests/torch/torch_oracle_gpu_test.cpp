@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "check/evaluator.h"
-#include "interop/bridge.h"
+#include "torch/bridge.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "interop/npy.h"
+#include "torch/npy.h"
 
 namespace kevo::interop {
 namespace {

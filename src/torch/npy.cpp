@@ -1,25 +1,14 @@
-#include "interop/npy.h"
+#include "torch/npy.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <regex>
 
+#include "task/dtype.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
-
-const char* npy_descr(DType t) {
-  switch (t) {
-    case DType::F32: return "<f4";
-    case DType::F16: return "<f2";
-    case DType::BF16: return "<u2";
-    case DType::I32: return "<i4";
-    case DType::I64: return "<i8";
-    case DType::U8: return "|u1";
-  }
-  return "?";
-}
 
 std::string npy_encode(const HostTensor& t) {
   std::string shape;
@@ -27,7 +16,8 @@ std::string npy_encode(const HostTensor& t) {
   if (t.shape.size() > 1) shape.resize(shape.size() - 2);  // "(2, 3)"; one dim keeps "(5,)"
   if (t.shape.size() == 1) shape.resize(shape.size() - 1);
   std::string header =
-      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", npy_descr(t.dtype), shape);
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                  dtype_info(t.dtype).npy_descr, shape);
   // magic (6) + version (2) + length (2) + header + '\n', padded with spaces to a multiple of 64.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -68,9 +58,10 @@ Result<HostTensor> npy_decode(std::string_view b, DType tag, const std::string& 
   if (m[1] == "True") return fail("{}: Fortran-order arrays are not supported (write C order)", what);
   if (!std::regex_search(header, m, shape_re)) return fail(ErrorCode::kParse, "{}: .npy header has no shape", what);
   std::string shape_text = m[1];
-  bool descr_ok = descr == npy_descr(tag) || (tag == DType::U8 && (descr == "|b1" || descr == "<u1"));
+  const char* want = dtype_info(tag).npy_descr;
+  bool descr_ok = descr == want || (tag == DType::U8 && (descr == "|b1" || descr == "<u1"));
   if (!descr_ok)
-    return fail("{}: holds '{}' but kevo dtype {} needs '{}'", what, descr, dtype_name(tag), npy_descr(tag));
+    return fail("{}: holds '{}' but kevo dtype {} needs '{}'", what, descr, dtype_name(tag), want);
   HostTensor t;
   t.dtype = tag;
   static const std::regex num_re(R"(\d+)");

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "interop/bridge.h"
 #include "task/task.h"
 #include "task/tensor.h"
+#include "torch/bridge.h"
 
 namespace kevo::interop {
 

@@ -1,6 +1,6 @@
 // The checker's own clock on a runner's timed work. A runner that loaded a candidate can forge
 // anything it reports, its CUDA event times included; what it cannot forge is how long the checker
-// waits for its reply. Batches of n calls (n alternating between 1 and 2k, each batch ending in a
+// waits for its reply. Batches of n calls (n alternating between k and 2k, each batch ending in a
 // device-wide synchronize) are timed from request to reply. What the events do not explain, the
 // gap (wall - the batch's event times), is fitted on calls (least squares): its per-call slope is
 // the work around each call plus whatever the events hide; its intercept the fixed costs (the pipe,

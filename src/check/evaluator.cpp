@@ -90,7 +90,9 @@ Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed, con
   if (task.configs.empty()) return fail("task '{}' has no configs", task.name);
   auto py = interop::find_torch_python();  // before a runner and a draw are paid for
   if (!py) return py.unexpected();
-  auto set = drawn_inputs(task, task.main(), seed, false);
+  auto main = task.resolve(task.main());
+  if (!main) return main.unexpected();
+  auto set = drawn_inputs(*main, seed, false);
   if (!set) return set.unexpected();
   auto runner = RunnerClient::start({});
   if (!runner) return runner.unexpected();

@@ -20,17 +20,6 @@ json base_request(const Task& task, const ResolvedConfig& r) {
   return {{"dims", r.dims}, {"scalars", scalars}, {"workspace_bytes", r.workspace_bytes}};
 }
 
-json base_request(const Task& task, const Config& c) {
-  auto r = task.resolve(c);
-  if (r) return base_request(task, *r);
-  // Its callers made the call's descriptors from the same config, so this is not reached; were it,
-  // the call would get no workspace and fail at its descriptors.
-  ResolvedConfig dims_only;
-  dims_only.config = &c;
-  dims_only.dims = task.dim_values(c);
-  return base_request(task, dims_only);
-}
-
 Reason fatal_cuda_reason(int cuda_error) {
   // What a fatal CUDA error means for the verdict; a number not listed is kCudaError.
   struct Meaning {
@@ -138,18 +127,6 @@ json output_descs(const ResolvedConfig& r) {
     arr.push_back({{"name", o.name()}, {"dtype", static_cast<int>(o.dtype())}, {"shape", o.shape},
                    {"numel", o.numel}, {"nbytes", o.nbytes}});
   return arr;
-}
-
-Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide) {
-  auto r = task.resolve(c);
-  if (!r) return r.unexpected();
-  return drawn_inputs(*r, seed, wide);
-}
-
-Result<json> output_descs(const Task& task, const Config& c) {
-  auto r = task.resolve(c);
-  if (!r) return r.unexpected();
-  return output_descs(*r);
 }
 
 std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc) {

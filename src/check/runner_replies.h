@@ -25,11 +25,6 @@ json base_request(const Task& task, const ResolvedConfig& r);
 Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
 json output_descs(const ResolvedConfig& r);
 
-// The same for callers that hold only the config (they resolve it here).
-json base_request(const Task& task, const Config& c);
-Result<json> drawn_inputs(const Task& task, const Config& c, uint64_t seed, bool wide);
-Result<json> output_descs(const Task& task, const Config& c);
-
 // Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
 std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc);
 

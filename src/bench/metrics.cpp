@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check/verdict_json.h"
+#include "check/outcome.h"
 #include "store/stop_reason.h"
 #include "util/json_fields.h"
 

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "check/verdict.h"
+#include "check/outcome.h"
 #include "store/records.h"
 
 namespace kevo::bench {

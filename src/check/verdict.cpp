@@ -20,32 +20,6 @@ const char* to_string(CheckedAgainst a) {
   return a == CheckedAgainst::kConsistency ? "consistency" : "oracle";
 }
 
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::Pass: return "pass";
-    case Outcome::CompileError: return "compile_error";
-    case Outcome::Incorrect: return "incorrect";
-    case Outcome::Unsafe: return "unsafe";
-    case Outcome::Timeout: return "timeout";
-    case Outcome::Crash: return "crash";
-    case Outcome::InfraError: return "infra_error";
-  }
-  return "?";
-}
-
-int exit_code(Outcome o) {
-  switch (o) {
-    case Outcome::Pass: return 0;
-    case Outcome::CompileError: return 10;
-    case Outcome::Incorrect: return 11;
-    case Outcome::Unsafe: return 12;
-    case Outcome::Timeout: return 13;
-    case Outcome::Crash: return 14;
-    case Outcome::InfraError: return 20;
-  }
-  return 20;
-}
-
 namespace {
 nlohmann::json summary_json(const Summary& s) {
   return {{"n", s.n},       {"median_ms", s.median}, {"mean_ms", s.mean}, {"min_ms", s.min},

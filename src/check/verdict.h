@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/kernel_profile.h"
+#include "check/outcome.h"
 #include "check/outside_clock.h"
 #include "check/reason.h"
 #include "check/static_check.h"
@@ -18,12 +19,6 @@
 #include "torch/time_result.h"
 
 namespace kevo {
-
-enum class Outcome { Pass, CompileError, Incorrect, Unsafe, Timeout, Crash, InfraError };
-
-const char* outcome_name(Outcome o);  // "pass", "compile_error", ...
-// Distinct process exit codes (documented in `kevo eval --help` and docs/ARCHITECTURE.md).
-int exit_code(Outcome o);
 
 // The phases of one evaluation, in the order they run; Verdict::phases records the seconds of each
 // that ran, under its name.

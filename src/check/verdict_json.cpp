@@ -8,13 +8,6 @@ namespace kevo {
 
 using nlohmann::json;
 
-std::optional<Outcome> outcome_from_name(const std::string& name) {
-  for (Outcome o : {Outcome::Pass, Outcome::CompileError, Outcome::Incorrect, Outcome::Unsafe, Outcome::Timeout,
-                    Outcome::Crash, Outcome::InfraError})
-    if (name == outcome_name(o)) return o;
-  return std::nullopt;
-}
-
 namespace {
 
 // A [lo, hi] pair; absent or malformed reads as zeros.

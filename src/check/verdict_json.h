@@ -12,9 +12,6 @@
 
 namespace kevo {
 
-// "pass", "compile_error", ... back to the enum; nullopt for anything else.
-std::optional<Outcome> outcome_from_name(const std::string& name);
-
 // The inverse of Verdict::to_json; an error names the field that is missing or of the wrong type.
 Result<Verdict> verdict_from_json(const nlohmann::json& j);
 

@@ -1,0 +1,18 @@
+// A candidate's outcome: the first word of every verdict, and its names and exit codes. Its own file
+// so that the stored-JSON readers (bench/metrics, the store fuzzer) need not link the whole verdict.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kevo {
+
+enum class Outcome { Pass, CompileError, Incorrect, Unsafe, Timeout, Crash, InfraError };
+
+const char* outcome_name(Outcome o);  // "pass", "compile_error", ...
+// "pass", "compile_error", ... back to the enum; nullopt for anything else.
+std::optional<Outcome> outcome_from_name(const std::string& name);
+// Distinct process exit codes (documented in `kevo eval --help` and docs/ARCHITECTURE.md).
+int exit_code(Outcome o);
+
+}  // namespace kevo

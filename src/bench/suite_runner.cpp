@@ -29,15 +29,15 @@ void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64
   json base = json::parse(run->baseline_json.empty() ? "{}" : run->baseline_json, nullptr, false);
   if (!base.is_object() || baseline_outcome(base) != Outcome::Pass || base.contains("pytorch")) return;
   auto r = s.time_torch(task);
-  if (!r && interop::torch_unavailable(r.error())) {
+  if (!r && torch::torch_unavailable(r.error())) {
     off = true;
     log(fmt::format("{}: PyTorch not timed in this bench: {}", head, first_line(r.error().message)));
     return;
   }
   if (r) {
-    base["pytorch"] = interop::pytorch_json(*r);
+    base["pytorch"] = torch::pytorch_json(*r);
     ++out.torch_timed;
-    log(fmt::format("{}: PyTorch timed: {}{}", head, interop::pytorch_times(*r, 0),
+    log(fmt::format("{}: PyTorch timed: {}{}", head, torch::pytorch_times(*r, 0),
                     r->device_name.empty() ? "" : " on " + r->device_name));
   } else {
     base["pytorch"] = {{"skipped", first_line(r.error().message)}};

@@ -41,13 +41,13 @@ struct BenchSetup {
   const llm::CancelToken* cancel = nullptr;
   std::function<void(const std::string& task, const evolve::Progress&)> progress;
   std::function<void(const std::string& line)> log;  // one line per task
-  // Times a task's PyTorch side (on a GPU: interop::time_torch_main); null: PyTorch is not timed.
+  // Times a task's PyTorch side (on a GPU: torch::time_torch_main); null: PyTorch is not timed.
   // Called for tasks with a torch_reference once their run is done (the GPU idle), also for runs
   // done in an earlier session whose record lacks the times; the result goes into the run's
-  // baseline record as "pytorch" (interop::pytorch_json), where the table reads it. An error that
-  // says this machine cannot time PyTorch (interop::torch_unavailable) turns it off for the rest
+  // baseline record as "pytorch" (torch::pytorch_json), where the table reads it. An error that
+  // says this machine cannot time PyTorch (torch::torch_unavailable) turns it off for the rest
   // of the bench, with one line of log; other errors are recorded as {"skipped": why}.
-  std::function<Result<interop::TimeResult>(const Task&)> time_torch;
+  std::function<Result<torch::TimeResult>(const Task&)> time_torch;
   // Where a task's evaluations run (several at once, or through the run database's queue); null,
   // or a null pool: `evaluator`, one at a time.
   std::function<Result<std::unique_ptr<evolve::EvalPool>>(const Task&)> pool_for;

@@ -71,24 +71,24 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
 namespace {
 // PyTorch timed on inputs that `runner` draws on the GPU and lends to the bridge (device data): no
 // tensor crosses the host. The lent buffers are freed again afterwards.
-Result<interop::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task& task, const json& set,
-                                               const interop::TorchTimingOptions& o, interop::TorchBridge* bridge,
+Result<torch::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task& task, const json& set,
+                                               const torch::TorchTimingOptions& o, torch::TorchBridge* bridge,
                                                std::chrono::milliseconds draw_timeout) {
   auto m = runner.call({{"cmd", "materialize"}, {"inputs", set}, {"outputs", json::array()}}, draw_timeout);
   if (!m || !m->value("ok", false))
     return fail("kevo-runner could not draw the inputs for PyTorch: {}",
                 m ? field_or(*m, "error", m->dump()) : m.error().message);
-  auto r = interop::time_torch_on_device(task, device_tensors(set, (*m)["inputs_ipc"]), o, bridge);
+  auto r = torch::time_torch_on_device(task, device_tensors(set, (*m)["inputs_ipc"]), o, bridge);
   (void)runner.call({{"cmd", "collect"}}, 60s);
   return r;
 }
 }  // namespace
 
-Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed, const interop::TorchTimingOptions& o) {
+Result<torch::TimeResult> time_torch_lent(const Task& task, uint64_t seed, const torch::TorchTimingOptions& o) {
   if (task.torch_reference.empty())
     return fail("task '{}' has no torch_reference: it has no PyTorch side to time", task.name);
   if (task.configs.empty()) return fail("task '{}' has no configs", task.name);
-  auto py = interop::find_torch_python();  // before a runner and a draw are paid for
+  auto py = torch::find_torch_python();  // before a runner and a draw are paid for
   if (!py) return py.unexpected();
   auto main = task.resolve(task.main());
   if (!main) return main.unexpected();
@@ -337,7 +337,7 @@ bool oracle_phase(EvalSession& s) {
     }
   }
   if (task.oracle_is_torch) {
-    auto b = interop::TorchBridge::start();
+    auto b = torch::TorchBridge::start();
     if (!b) {
       s.v.set(Outcome::InfraError, Reason::kTorch, fmt::format("cannot start the PyTorch bridge: {}", b.error().message));
       return false;
@@ -485,11 +485,11 @@ void pytorch_phase(EvalSession& s) {
   if (s.task.torch_reference.empty() || s.torch_set.is_null()) return;
   s.next_phase(EvalPhase::kPytorch);
   s.cand.reset();
-  interop::TorchTimingOptions to;
+  torch::TorchTimingOptions to;
   to.device = s.opts.torch_device;
   to.budget_s = s.opts.time_budget_s;
-  interop::TorchBridge* bridge = s.oracle ? s.oracle->bridge() : nullptr;
-  Result<interop::TimeResult> r = fail("not timed");
+  torch::TorchBridge* bridge = s.oracle ? s.oracle->bridge() : nullptr;
+  Result<torch::TimeResult> r = fail("not timed");
   if (!s.trusted && !s.await_trusted()) return;
   // The trusted runner, idle, keeps only the lent inputs while PyTorch runs.
   auto rel = s.trusted->call({{"cmd", "release"}, {"prefixes", json::array({""})}}, 60s);

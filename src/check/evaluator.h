@@ -67,9 +67,9 @@ Verdict evaluate(const Task& task, const EvalOptions& opts);
 
 // A task's PyTorch side timed on main-config inputs drawn from `seed` on the GPU by a kevo-runner of
 // its own and lent to the bridge in place (kevo bench): the same values as
-// interop::time_torch_main's, without them crossing the host. Its errors are time_torch's.
-Result<interop::TimeResult> time_torch_lent(const Task& task, uint64_t seed,
-                                            const interop::TorchTimingOptions& opts = {});
+// torch::time_torch_main's, without them crossing the host. Its errors are time_torch's.
+Result<torch::TimeResult> time_torch_lent(const Task& task, uint64_t seed,
+                                            const torch::TorchTimingOptions& opts = {});
 
 // The device's ceilings, measured once and cached per device (used by eval and doctor).
 // gpu: CUDA_VISIBLE_DEVICES for the runner that measures (EvalOptions::gpu); empty: the default.

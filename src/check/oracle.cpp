@@ -74,10 +74,10 @@ class BaselineOracle : public Oracle {
 // The bridge and its oracle live together: the oracle points into the bridge.
 class TorchOracleImpl : public Oracle {
  public:
-  TorchOracleImpl(interop::TorchBridge b, RunnerClient* r, std::string device, std::chrono::milliseconds timeout)
+  TorchOracleImpl(torch::TorchBridge b, RunnerClient* r, std::string device, std::chrono::milliseconds timeout)
       : bridge_(std::move(b)), r_(r), device_(std::move(device)), timeout_(timeout) {}
   Status init(const Task& task) {
-    auto o = interop::TorchOracle::create(bridge_, task, task.torch_reference_path());
+    auto o = torch::TorchOracle::create(bridge_, task, task.torch_reference_path());
     if (!o) return o.unexpected();
     oracle_.emplace(std::move(*o));
     return {};
@@ -105,18 +105,18 @@ class TorchOracleImpl : public Oracle {
                   col ? field_or(*col, "error", col->dump()) : col.error().message);
     return {};
   }
-  Status lent_outputs(const Config& c, const std::vector<interop::DeviceTensor>& ins,
-                      const std::vector<interop::DeviceTensor>& outs) override {
+  Status lent_outputs(const Config& c, const std::vector<torch::DeviceTensor>& ins,
+                      const std::vector<torch::DeviceTensor>& outs) override {
     if (auto st = oracle_->outputs_into(c, ins, outs, device_); !st)
       return fail("the PyTorch reference failed on config '{}' (lent buffers): {}", c.name, st.error().message);
     return {};
   }
   bool on_device() const override { return r_ != nullptr; }
-  interop::TorchBridge* bridge() override { return &bridge_; }
+  torch::TorchBridge* bridge() override { return &bridge_; }
 
  private:
-  interop::TorchBridge bridge_;
-  std::optional<interop::TorchOracle> oracle_;
+  torch::TorchBridge bridge_;
+  std::optional<torch::TorchOracle> oracle_;
   RunnerClient* r_;
   std::string device_;
   std::chrono::milliseconds timeout_;
@@ -132,7 +132,7 @@ std::unique_ptr<Oracle> make_baseline_oracle(const Task& task, RunnerClient& tru
   return std::make_unique<BaselineOracle>(task, trusted, timeout);
 }
 
-std::unique_ptr<Oracle> make_torch_oracle(interop::TorchBridge bridge, const Task& task, RunnerClient* trusted,
+std::unique_ptr<Oracle> make_torch_oracle(torch::TorchBridge bridge, const Task& task, RunnerClient* trusted,
                                           std::string device, std::chrono::milliseconds timeout, Status* error) {
   auto o = std::make_unique<TorchOracleImpl>(std::move(bridge), trusted, std::move(device), timeout);
   if (auto st = o->init(task); !st) {

@@ -29,20 +29,20 @@ class Oracle {
   // Device data, a second opinion: outputs for inputs another runner drew and lent (IPC handles,
   // task order), written into output buffers it lent (kevo eval --oracle-check's second run).
   // Only the PyTorch oracle takes lent buffers.
-  virtual Status lent_outputs(const Config& c, const std::vector<interop::DeviceTensor>& ins,
-                              const std::vector<interop::DeviceTensor>& outs) {
+  virtual Status lent_outputs(const Config& c, const std::vector<torch::DeviceTensor>& ins,
+                              const std::vector<torch::DeviceTensor>& outs) {
     (void)ins, (void)outs;
     return fail("this oracle takes no lent buffers (config '{}')", c.name);
   }
   // The PyTorch bridge behind it, reused to time PyTorch after the verdict; nullptr otherwise.
-  virtual interop::TorchBridge* bridge() { return nullptr; }
+  virtual torch::TorchBridge* bridge() { return nullptr; }
 };
 
 std::unique_ptr<Oracle> make_cpu_oracle(const Task& task, CpuReference ref);
 // trusted: a runner holding the baseline in slot "base".
 std::unique_ptr<Oracle> make_baseline_oracle(const Task& task, RunnerClient& trusted, std::chrono::milliseconds timeout);
 // trusted: nullptr for the host path (the bridge gets .npy files).
-std::unique_ptr<Oracle> make_torch_oracle(interop::TorchBridge bridge, const Task& task, RunnerClient* trusted,
+std::unique_ptr<Oracle> make_torch_oracle(torch::TorchBridge bridge, const Task& task, RunnerClient* trusted,
                                           std::string device, std::chrono::milliseconds timeout, Status* error);
 
 }  // namespace kevo

@@ -174,7 +174,7 @@ Result<DeviceRig> make_rig(const Task& task, const OracleCheckOptions& opts, con
   if (!l) return l.unexpected();
   rig.trusted = std::move(*t);
   rig.lender = std::move(*l);
-  auto b = interop::TorchBridge::start();
+  auto b = torch::TorchBridge::start();
   if (!b) return fail("cannot start the PyTorch bridge: {}", b.error().message);
   if (device == "cuda" && !b->info().cuda) return fail("the bridge's torch {} has no CUDA", b->info().torch);
   Status err;
@@ -312,12 +312,12 @@ void time_pytorch(const Task& task, const OracleCheckOptions& opts, const std::s
     rep.pytorch_note = "the task has no torch_reference";
     return;
   }
-  interop::TorchTimingOptions to;
+  torch::TorchTimingOptions to;
   to.device = device;
   to.budget_s = opts.time_budget_s;
   to.extension = false;
   uint64_t seed = rep.seed + kTimingSeedOffset;  // the evaluator's PyTorch timing draw
-  auto r = rep.device_plane ? time_torch_lent(task, seed, to) : interop::time_torch_main(task, seed, to);
+  auto r = rep.device_plane ? time_torch_lent(task, seed, to) : torch::time_torch_main(task, seed, to);
   if (r) rep.pytorch = std::move(*r);
   else rep.pytorch_note = r.error().message.substr(0, r.error().message.find('\n'));
 }
@@ -347,7 +347,7 @@ OracleCheckReport check_oracle(const Task& task, const OracleCheckOptions& opts)
       rep.configs = check_configs_on_device(task, opts, rep.seed, device, std::move(rig));
     } else {
       rep.configs = check_configs_on_host(task, opts, rep.seed, [&]() -> Result<std::unique_ptr<Oracle>> {
-        auto br = interop::TorchBridge::start();
+        auto br = torch::TorchBridge::start();
         if (!br) return fail("cannot start the PyTorch bridge: {}", br.error().message);
         if (device.empty()) device = br->info().cuda ? "cuda" : "cpu";  // where its torch can run
         Status err;

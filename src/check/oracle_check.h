@@ -54,7 +54,7 @@ struct OracleCheckReport {
   std::string host_path_why;  // when !device_plane: why the host path was taken
   uint64_t seed = 0;
   std::vector<OracleConfigResult> configs;
-  std::optional<interop::TimeResult> pytorch;
+  std::optional<torch::TimeResult> pytorch;
   std::string pytorch_note;  // why PyTorch was not timed
   double seconds = 0;
 

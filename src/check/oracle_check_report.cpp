@@ -45,7 +45,7 @@ nlohmann::json OracleCheckReport::to_json() const {
                       {"configs", cs}, {"seconds", seconds}};
   if (!device_plane) j["host_path_why"] = host_path_why;
   if (pytorch) {
-    j["pytorch"] = interop::pytorch_json(*pytorch);
+    j["pytorch"] = torch::pytorch_json(*pytorch);
     j["eager_ms"] = or_null(pytorch->median_ms("eager"));
     j["compile_ms"] = or_null(pytorch->median_ms("compile"));
   } else {
@@ -65,7 +65,7 @@ std::string OracleCheckReport::to_text() const {
   for (const auto& c : configs)
     s += fmt::format("  {:<24} {:<17} {:8.3f} s{}{}\n", c.config + (c.held_out ? " (held out)" : ""), to_string(c.reason),
                      c.oracle_seconds, c.detail.empty() ? "" : "  ", c.detail);
-  if (pytorch) s += "  PyTorch on the main config: " + interop::pytorch_times(*pytorch, 0) + "\n";
+  if (pytorch) s += "  PyTorch on the main config: " + torch::pytorch_times(*pytorch, 0) + "\n";
   else if (!pytorch_note.empty()) s += "  PyTorch not timed: " + pytorch_note + "\n";
   s += fmt::format("exit {} ({:.1f} s, seed {})\n", exit_code(), seconds, seed);
   return s;

@@ -129,8 +129,8 @@ json output_descs(const ResolvedConfig& r) {
   return arr;
 }
 
-std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc) {
-  std::vector<interop::DeviceTensor> out;
+std::vector<torch::DeviceTensor> device_tensors(const json& descs, const json& ipc) {
+  std::vector<torch::DeviceTensor> out;
   for (size_t i = 0; i < descs.size(); ++i)
     out.push_back({descs[i].at("name").get<std::string>(), static_cast<DType>(descs[i].at("dtype").get<int>()),
                    descs[i].at("shape").get<std::vector<int64_t>>(), ipc.at(i).get<std::string>()});

@@ -26,7 +26,7 @@ Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
 json output_descs(const ResolvedConfig& r);
 
 // Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
-std::vector<interop::DeviceTensor> device_tensors(const json& descs, const json& ipc);
+std::vector<torch::DeviceTensor> device_tensors(const json& descs, const json& ipc);
 
 // A comparison made on the GPU by the oracle's runner (runner/device_data.h), in compare.h's terms;
 // a failed one has `fail_reason`, or with kNone the most telling of unwritten, nan and mismatch.

@@ -30,9 +30,9 @@ nlohmann::json summary_json(const Summary& s) {
 
 void add_pytorch_json(const Timing& t, nlohmann::json& tj) {
   if (t.pytorch) {
-    tj["pytorch"] = interop::pytorch_json(*t.pytorch);
-    for (const char* m : interop::kTimeModes) {
-      auto x = interop::speedup_over(*t.pytorch, m, t.candidate.median);
+    tj["pytorch"] = torch::pytorch_json(*t.pytorch);
+    for (const char* m : torch::kTimeModes) {
+      auto x = torch::speedup_over(*t.pytorch, m, t.candidate.median);
       tj[std::string("speedup_vs_") + m] = x ? nlohmann::json(*x) : nlohmann::json(nullptr);
     }
   } else if (!t.pytorch_note.empty()) {
@@ -45,7 +45,7 @@ std::string pytorch_text(const Timing& t) {
     std::string where = t.pytorch->device == "cpu"
                             ? fmt::format(" [on {}]", t.pytorch->device_name.empty() ? "the CPU" : t.pytorch->device_name)
                             : "";
-    return fmt::format("            {}{}\n", interop::pytorch_line(*t.pytorch, t.candidate.median), where);
+    return fmt::format("            {}{}\n", torch::pytorch_line(*t.pytorch, t.candidate.median), where);
   }
   if (!t.pytorch_note.empty()) return fmt::format("            vs PyTorch: skipped ({})\n", t.pytorch_note);
   return "";

@@ -71,7 +71,7 @@ struct Timing {
   std::vector<BatchWall> walls_candidate, walls_baseline, walls_around;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed
   // on the same inputs after kevo's timing session (EvalOptions::torch_time).
-  std::optional<interop::TimeResult> pytorch;
+  std::optional<torch::TimeResult> pytorch;
   std::string pytorch_note;  // one line: why PyTorch was not timed (no torch, no CUDA, ...)
 };
 

@@ -50,15 +50,15 @@ OutsideCheck outside_from(const json& j) {
   return o;
 }
 
-std::optional<interop::TimeResult> pytorch_from(const json& p) {
+std::optional<torch::TimeResult> pytorch_from(const json& p) {
   if (!p.is_object() || p.contains("skipped")) return std::nullopt;
-  interop::TimeResult r;
+  torch::TimeResult r;
   r.device = field_or(p, "device", std::string());
   r.device_name = field_or(p, "device_name", std::string());
   const json errors = JsonFields(p, "pytorch").object("errors");
   const json modes = JsonFields(p, "pytorch").object("modes");
-  for (const char* m : interop::kTimeModes) {
-    interop::TimedMode t;
+  for (const char* m : torch::kTimeModes) {
+    torch::TimedMode t;
     if (modes.contains(m) && modes[m].is_object()) {
       JsonFields f(modes[m], m);
       t.ok = true;

@@ -140,7 +140,7 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   // with --fake-gpu: real PyTorch times next to marker verdicts would be a meaningless ratio.
   if (!a.fake_gpu && !a.no_torch_time)
     setup.time_torch = [budget = opts.eval.time_budget_s](const Task& t) {
-      interop::TorchTimingOptions o;
+      torch::TorchTimingOptions o;
       o.budget_s = budget;
       return time_torch_lent(t, /*seed=*/0x6b65766f, o);  // inputs drawn on the GPU, used in place
     };

@@ -105,7 +105,7 @@ void register_doctor(CLI::App& app, int& exit_code) {
     line("sanitizer", bool(cs), cs ? *cs : "compute-sanitizer not on PATH",
          "it ships with the CUDA toolkit (bin/compute-sanitizer); needed for --sanitize only");
     // The same interpreter the PyTorch bridge would use (the first python3 that imports torch).
-    auto torch_py = interop::find_torch_python();
+    auto torch_py = torch::find_torch_python();
     std::string python = torch_py ? *torch_py : "python3";
     auto py = run_process({.argv = {python, "-c",
                                     "import torch,sys;print(sys.version.split()[0], 'torch', "

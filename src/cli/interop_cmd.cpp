@@ -48,17 +48,17 @@ void print_imported(const interop::ImportedTask& t) {
                 t.backward_skipped->detail.c_str());
 }
 
-Result<interop::TorchBridge> start_bridge(double timeout_s) {
-  interop::BridgeOptions bo;
+Result<torch::TorchBridge> start_bridge(double timeout_s) {
+  torch::BridgeOptions bo;
   bo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  return interop::TorchBridge::start(bo);
+  return torch::TorchBridge::start(bo);
 }
 
 // One bridge serves every input; a bridge a previous input hung or killed is restarted. `one(b, i)`
 // imports input i (one task, or a forward and a backward); progress is a line per task, the reason of
 // a failure on it, and a summary. The exit code: 0 all imported, 1 some failed, 20 no bridge.
 int run_imports(const char* cmd, size_t n, double timeout,
-                const std::function<std::vector<Result<interop::ImportedTask>>(interop::TorchBridge&, size_t)>& one) {
+                const std::function<std::vector<Result<interop::ImportedTask>>(torch::TorchBridge&, size_t)>& one) {
   auto bridge = start_bridge(timeout);
   if (!bridge) {
     std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
@@ -118,7 +118,7 @@ void register_robust_kbench(CLI::App* imp, int& exit_code) {
       exit_code = 21;
       return;
     }
-    exit_code = run_imports("robust-kbench", dirs->size(), rk->timeout, [&](interop::TorchBridge& b, size_t i) {
+    exit_code = run_imports("robust-kbench", dirs->size(), rk->timeout, [&](torch::TorchBridge& b, size_t i) {
       interop::ImportOptions o{rk->out, rk->name, rk->category, rk->flops, rk->force, 0};
       return interop::import_robust_kbench(b, (*dirs)[i], o);
     });
@@ -248,7 +248,7 @@ void register_interop(CLI::App& app, int& exit_code) {
       exit_code = 21;
       return;
     }
-    exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](interop::TorchBridge& b, size_t i) {
+    exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](torch::TorchBridge& b, size_t i) {
       interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
       std::vector<Result<interop::ImportedTask>> r;
       interop::ProblemShape shape;

@@ -131,13 +131,13 @@ void register_task(CLI::App& app, int& exit_code) {
     opts.configs = ta->configs;
     nlohmann::json out = nlohmann::json::array();
     int degenerate = 0, errors = 0;
-    std::optional<interop::TorchBridge> bridge;  // started for the first PyTorch-oracle task
+    std::optional<torch::TorchBridge> bridge;  // started for the first PyTorch-oracle task
     for (const auto& n : *names) {
       auto t = resolve_task(n);
       Result<LintReport> rep = t ? Result<LintReport>(fail("unreachable")) : t.unexpected();
       if (t && t->oracle_is_torch) {
         if (!bridge) {
-          auto b = interop::TorchBridge::start();
+          auto b = torch::TorchBridge::start();
           if (b) bridge.emplace(std::move(*b));
           else rep = b.unexpected();
         }

@@ -22,7 +22,7 @@
 #include "evolve/features.h"
 #include "evolve/population.h"
 #include "evolve/proposal.h"
-#include "evolve/stored_outcome.h"
+#include "evolve/stored_verdict.h"
 #include "evolve/task_context.h"
 #include "evolve/tuning.h"
 #include "evolve/verifier_matrix.h"
@@ -474,23 +474,7 @@ class EvolutionRun {
   }
 
   store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source) {
-    store::CandidateRow c;
-    c.source = source;
-    c.outcome = stored_outcome(v.outcome);
-    c.reason = v.reason_text();
-    c.message = v.message;
-    if (v.compile) {
-      json cj = *v.compile;
-      cj.erase("log");  // the full compiler log is large; diagnostics keep what matters
-      c.compile_json = cj.dump();
-    }
-    c.verdict_json = v.to_json().dump();
-    KernelFeatures f = extract_features(source, v.compile ? v.compile->kernels : std::vector<KernelResources>{},
-                                        v.compile.has_value());
-    c.features_json = f.to_json().dump();
-    json flags = json::array();
-    for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason_text()}, {"detail", fl.detail}});
-    c.flags_json = flags.dump();
+    store::CandidateRow c = candidate_row(v, source);
     if (v.outcome == Outcome::Pass && v.timing) {
       c.time_ms = v.timing->candidate.median;
       c.speedup = v.timing->speedup.value;

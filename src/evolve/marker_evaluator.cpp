@@ -233,7 +233,7 @@ Verdict MarkerEvaluator::judge(const Task& task, const std::string& source, cons
     double ms = m.time_ms > 0 ? m.time_ms : baseline_ms_;
     v.timing = fake_timing(task, baseline_ms_, ms, m.noise);
     if (opts.torch_time) {  // PyTorch "eager" at the baseline's time, "compile" 20% faster
-      interop::TimeResult r;
+      torch::TimeResult r;
       r.device = "cuda";
       r.device_name = "Fake H100 (marker evaluator)";
       r.modes["eager"] = {.ok = true, .median_ms = baseline_ms_, .n = 10};

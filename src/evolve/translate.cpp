@@ -11,7 +11,8 @@
 #include "compile/cache.h"
 #include "evolve/features.h"
 #include "evolve/prompts.h"
-#include "evolve/stored_outcome.h"
+#include "evolve/stored_verdict.h"
+#include "store/stop_reason.h"
 #include "evolve/task_context.h"
 #include "llm/errors.h"
 #include "llm/parse_answer.h"
@@ -61,27 +62,6 @@ std::string feedback_of(const Verdict& v, const Task& task) {
       f = fmt::format("The checker rejected the kernel: {} ({}): {}", outcome_name(v.outcome), v.reason_text(), v.message);
   }
   return clip(scrub_held_out(std::move(f), task), 4000);
-}
-
-store::CandidateRow row_from_verdict(const Verdict& v, const std::string& source) {
-  store::CandidateRow c;
-  c.source = source;
-  c.outcome = stored_outcome(v.outcome);
-  c.reason = v.reason_text();
-  c.message = v.message;
-  if (v.compile) {
-    json cj = *v.compile;
-    cj.erase("log");
-    c.compile_json = cj.dump();
-  }
-  c.verdict_json = v.to_json().dump();
-  KernelFeatures f = extract_features(source, v.compile ? v.compile->kernels : std::vector<KernelResources>{},
-                                      v.compile.has_value());
-  c.features_json = f.to_json().dump();
-  json flags = json::array();
-  for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason_text()}, {"detail", fl.detail}});
-  c.flags_json = flags.dump();
-  return c;
 }
 
 // Writes baseline.cu atomically. Without `force` it never replaces a file, not even one that
@@ -185,11 +165,13 @@ Result<TranslateOutcome> Translation::finish(TranslateStatus st, std::string mes
   row_.status = st == TranslateStatus::kTranslated    ? store::RunStatus::kFinished
                 : st == TranslateStatus::kInterrupted ? store::RunStatus::kInterrupted
                                                       : store::RunStatus::kFailed;
-  row_.stop_reason = st == TranslateStatus::kTranslated        ? "translated"
-                     : st == TranslateStatus::kRoundsExhausted ? "translate_rounds_exhausted"
-                     : st == TranslateStatus::kLlmFailed       ? "llm_failed"
-                     : st == TranslateStatus::kInfraFailed     ? "infra_error"
-                                                               : "interrupted";
+  using store::StopKind;
+  const StopKind why = st == TranslateStatus::kTranslated        ? StopKind::kTranslated
+                       : st == TranslateStatus::kRoundsExhausted ? StopKind::kTranslateRounds
+                       : st == TranslateStatus::kLlmFailed       ? StopKind::kLlmFailed
+                       : st == TranslateStatus::kInfraFailed     ? StopKind::kInfraError
+                                                                 : StopKind::kInterrupted;
+  row_.stop_reason = store::StopReason{why, ""}.text();
   if (!out_.message.empty()) row_.note += ": " + clip(out_.message, 2000);
   KEVO_TRY(db_.update_run(row_));
   (void)db_.add_event(row_.id, "finished",
@@ -221,7 +203,7 @@ RoundResult Translation::check(const std::string& code, int round) {
     h.visible_only = false;
     h.held_out_only = true;
     Verdict hv = ev_.evaluate(task_, file, h);
-    rr.row = row_from_verdict(hv.outcome == Outcome::Pass ? v : hv, code);
+    rr.row = candidate_row(hv.outcome == Outcome::Pass ? v : hv, code);
     rr.infra = hv.outcome == Outcome::InfraError;
     if (hv.outcome == Outcome::Pass) {
       rr.passed = true;
@@ -230,7 +212,7 @@ RoundResult Translation::check(const std::string& code, int round) {
       rr.feedback = kHeldOutFeedback;
     }
   } else {
-    rr.row = row_from_verdict(v, code);
+    rr.row = candidate_row(v, code);
     rr.infra = v.outcome == Outcome::InfraError;
     rr.feedback = feedback_of(v, task_);
   }

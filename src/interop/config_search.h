@@ -18,7 +18,7 @@ namespace kevo::interop {
 // What one validated load told: the tensors' shapes (and, when counted, the FLOP records).
 struct ConfigProbe {
   std::vector<Slot> slots;
-  std::optional<ojson> flops;  // the count_flops reply
+  std::optional<torch::ojson> flops;  // the count_flops reply
 };
 
 struct FoundConfig {

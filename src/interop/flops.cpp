@@ -24,7 +24,7 @@ bool same_count(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max
 
 }  // namespace
 
-Result<FlopCount> flop_count_from(const ojson& r) {
+Result<FlopCount> flop_count_from(const torch::ojson& r) {
   FlopCount c;
   if (!r.contains("records") || !r["records"].is_array()) return fail("count_flops: reply without records");
   for (const auto& j : r["records"]) {
@@ -41,7 +41,7 @@ Result<FlopCount> flop_count_from(const ojson& r) {
   return c;
 }
 
-Result<FlopCount> count_flops(TorchBridge& b) {
+Result<FlopCount> count_flops(torch::TorchBridge& b) {
   auto r = b.request({{"op", "count_flops"}});
   if (!r) return r.unexpected();
   return flop_count_from(*r);

@@ -29,8 +29,8 @@ struct FlopCount {
 };
 
 // The `count_flops` request on the reference last loaded (a shapes-only load is enough).
-Result<FlopCount> count_flops(TorchBridge& b);
-Result<FlopCount> flop_count_from(const ojson& reply);
+Result<FlopCount> count_flops(torch::TorchBridge& b);
+Result<FlopCount> flop_count_from(const torch::ojson& reply);
 
 struct FlopSample {
   const Dims* dims;

@@ -19,14 +19,14 @@ namespace {
 
 struct Imported {
   std::string toml;
-  ojson sidecar;
+  torch::ojson sidecar;
   std::vector<std::string> notes;
   ProblemShape shape;
 };
 
 // Analyses the reference loaded from `file` and writes task.toml's text. `kind` starts the
 // description; extra_toml is appended to the top-level keys (torch_baseline).
-Result<Imported> build_task(TorchBridge& b, const fs::path& file, const std::string& name,
+Result<Imported> build_task(torch::TorchBridge& b, const fs::path& file, const std::string& name,
                             const std::string& kind, const std::string& source_label,
                             const std::string& extra_toml, const ImportOptions& o) {
   auto p = analyze_problem(b, file, source_label, o.seed);
@@ -77,7 +77,7 @@ Result<std::vector<fs::path>> kernelbench_files(const std::vector<std::string>& 
   return out;
 }
 
-Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, const ImportOptions& o,
+Result<ImportedTask> import_kernelbench(torch::TorchBridge& b, const fs::path& file, const ImportOptions& o,
                                         ProblemShape* shape) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return fail(ErrorCode::kNotFound, "{}: no such file", file.string());
@@ -119,19 +119,19 @@ Result<ImportedTask> import_kernelbench(TorchBridge& b, const fs::path& file, co
 Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
   auto text = read_file(file);
   if (!text) return text.unexpected();
-  ojson j;
+  torch::ojson j;
   try {
-    j = ojson::parse(*text);
-  } catch (const ojson::parse_error& e) {
+    j = torch::ojson::parse(*text);
+  } catch (const torch::ojson::parse_error& e) {
     return fail(ErrorCode::kParse, "{}: not valid JSON: {}", file.string(), e.what());
   }
-  auto field = [](const ojson& r, std::initializer_list<const char*> keys) -> std::optional<std::string> {
+  auto field = [](const torch::ojson& r, std::initializer_list<const char*> keys) -> std::optional<std::string> {
     for (const char* k : keys)
       if (r.contains(k) && r[k].is_string()) return r[k].get<std::string>();
     return std::nullopt;
   };
   std::vector<EvoRecord> out;
-  auto one = [&](const std::string& label, std::string name, const ojson& r) -> Status {
+  auto one = [&](const std::string& label, std::string name, const torch::ojson& r) -> Status {
     if (!r.is_object())
       return fail(ErrorCode::kParse, "{}: record {}: must be a JSON object", file.string(), label);
     if (name.empty()) {
@@ -182,7 +182,7 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const fs::path& file) {
   return out;
 }
 
-Result<ImportedTask> import_evoengineer_record(TorchBridge& b, const EvoRecord& rec,
+Result<ImportedTask> import_evoengineer_record(torch::TorchBridge& b, const EvoRecord& rec,
                                                const fs::path& source, const ImportOptions& o) {
   std::string name = o.name.empty() ? task_name_from(rec.name) : o.name;
   auto staging = make_staging(o.out_dir, name, o.overwrite);

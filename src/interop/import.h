@@ -52,7 +52,7 @@ Result<std::vector<std::filesystem::path>> kernelbench_files(const std::vector<s
 
 struct ProblemShape;
 // `shape`, when given, receives the forward's analysis (for its backward task, import_backward.h).
-Result<ImportedTask> import_kernelbench(TorchBridge& bridge, const std::filesystem::path& file,
+Result<ImportedTask> import_kernelbench(torch::TorchBridge& bridge, const std::filesystem::path& file,
                                         const ImportOptions& opts, ProblemShape* shape = nullptr);
 
 // Reads an EvoEngineer dataset: a JSON object {name: {org_py_code, func_py_code, cuda_code}} or an
@@ -62,7 +62,7 @@ Result<std::vector<EvoRecord>> parse_evoengineer(const std::filesystem::path& fi
 
 // The functional module becomes reference.py (the oracle), the original module original.py and the
 // CUDA extension torch_baseline.cu.
-Result<ImportedTask> import_evoengineer_record(TorchBridge& bridge, const EvoRecord& rec,
+Result<ImportedTask> import_evoengineer_record(torch::TorchBridge& bridge, const EvoRecord& rec,
                                                const std::filesystem::path& source,
                                                const ImportOptions& opts);
 

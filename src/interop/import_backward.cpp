@@ -30,7 +30,7 @@ std::string to_string(BackwardSkip s) {
   return "unknown";
 }
 
-Result<GradProbe> parse_grad_probe(const ojson& r) {
+Result<GradProbe> parse_grad_probe(const torch::ojson& r) {
   GradProbe p;
   std::string v = r.value("verdict", "");
   if (v == "ok") p.verdict = GradProbe::Verdict::kOk;
@@ -47,7 +47,7 @@ Result<GradProbe> parse_grad_probe(const ojson& r) {
   return p;
 }
 
-std::optional<BackwardSkipped> static_backward_skip(const Description& fwd) {
+std::optional<BackwardSkipped> static_backward_skip(const torch::Description& fwd) {
   if (fwd.style == "function")
     return BackwardSkipped{BackwardSkip::kNotModule, "a functional file (module_fn, no Model class)"};
   for (const auto& o : fwd.outputs)
@@ -236,7 +236,7 @@ Status adjust_backward(ProblemShape& p, TaskHeader& h, const ProblemShape& fwd, 
   return {};
 }
 
-Result<ImportedTask> write_backward(TorchBridge& b, const fs::path& file, const std::string& name,
+Result<ImportedTask> write_backward(torch::TorchBridge& b, const fs::path& file, const std::string& name,
                                     const std::string& fwd_name, const ProblemShape& fwd, const GradTargets& t,
                                     const ImportOptions& o) {
   auto source = read_file(file);
@@ -268,7 +268,7 @@ Result<ImportedTask> write_backward(TorchBridge& b, const fs::path& file, const 
 
 }  // namespace
 
-BackwardImport import_kernelbench_backward(TorchBridge& b, const fs::path& file, const std::string& fwd_name,
+BackwardImport import_kernelbench_backward(torch::TorchBridge& b, const fs::path& file, const std::string& fwd_name,
                                            const ProblemShape& fwd, const ImportOptions& o) {
   BackwardImport out;
   if (auto s = static_backward_skip(fwd.base)) {

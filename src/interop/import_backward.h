@@ -28,10 +28,10 @@ struct GradProbe {
   std::vector<bool> args;            // kOk: per forward argument, whether an output depends on it
   std::vector<std::string> weights;  // kOk: the parameters (torch paths) the outputs depend on
 };
-Result<GradProbe> parse_grad_probe(const ojson& reply);
+Result<GradProbe> parse_grad_probe(const torch::ojson& reply);
 
 // The reasons the forward's description alone gives (its output dtypes, its inputs and weights).
-std::optional<BackwardSkipped> static_backward_skip(const Description& fwd);
+std::optional<BackwardSkipped> static_backward_skip(const torch::Description& fwd);
 // The reason a probe gives, or none (kOk; kUnknown: the gradients are taken of every candidate).
 std::optional<BackwardSkipped> probe_backward_skip(const GradProbe& probe);
 
@@ -65,7 +65,7 @@ struct BackwardImport {
 
 // The backward task of the KernelBench problem `file`, whose forward task `forward_name` was just
 // imported with analysis `forward`. Shapes only: nothing is materialized at full size.
-BackwardImport import_kernelbench_backward(TorchBridge& bridge, const std::filesystem::path& file,
+BackwardImport import_kernelbench_backward(torch::TorchBridge& bridge, const std::filesystem::path& file,
                                            const std::string& forward_name, const ProblemShape& forward,
                                            const ImportOptions& opts);
 

@@ -11,7 +11,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Ctx {
-  TorchBridge& b;
+  torch::TorchBridge& b;
   const fs::path& file;
   const std::string& where;
   uint64_t seed;
@@ -280,7 +280,7 @@ Error relabel(const Error& e, const fs::path& file, const std::string& label) {
   return Error{label + ": " + m, e.code};
 }
 
-Result<ProblemShape> analyze_problem(TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed,
+Result<ProblemShape> analyze_problem(torch::TorchBridge& b, const fs::path& file, const std::string& where, uint64_t seed,
                                      const std::vector<GivenConfig>& given) {
   Ctx c{b, file, where, seed};
   ProblemShape p;

@@ -20,7 +20,7 @@
 namespace kevo::interop {
 
 struct ProblemShape {
-  Description base;  // at the original sizes; tensors carry statistics when sampled
+  torch::Description base;  // at the original sizes; tensors carry statistics when sampled
   std::vector<Slot> base_slots;
   std::vector<std::string> sizes;  // the sizes that are dims, file order
   // Sizes that the module accepts only when equal (a loss whose predictions [B, N] broadcast
@@ -52,7 +52,7 @@ struct GivenConfig {
 // `where` names the file in errors. `given` configs become visible configs after main (before
 // kevo's own variants) where the module accepts them; one that changes a size kevo keeps constant,
 // or that the module rejects, is dropped with a note.
-Result<ProblemShape> analyze_problem(TorchBridge& b, const std::filesystem::path& file,
+Result<ProblemShape> analyze_problem(torch::TorchBridge& b, const std::filesystem::path& file,
                                      const std::string& where, uint64_t seed,
                                      const std::vector<GivenConfig>& given = {});
 

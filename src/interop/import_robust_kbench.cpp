@@ -43,7 +43,7 @@ std::vector<GivenConfig> given_configs(const RkbConfigs& c, std::vector<std::str
         g.sizes[k] = v.get<int64_t>();
         continue;
       }
-      const ojson* m = rkb_setting(c.main, k);
+      const torch::ojson* m = rkb_setting(c.main, k);
       if ((!m || *m != v) && noted.insert(k + "=" + v.dump()).second)
         notes.push_back(fmt::format("{}: {} = {} is not a kevo config of its own: every config draws the "
                                     "tensors of the main setting ({})",
@@ -57,7 +57,7 @@ std::vector<GivenConfig> given_configs(const RkbConfigs& c, std::vector<std::str
 using Adjust = std::function<Status(ProblemShape&, TaskHeader&)>;
 
 // Writes the part's files, analyses its reference, lets `adjust` change the result, writes the task.
-Result<ImportedTask> write_part(TorchBridge& b, const RkbPart& part, const ImportOptions& o, const Adjust& adjust,
+Result<ImportedTask> write_part(torch::TorchBridge& b, const RkbPart& part, const ImportOptions& o, const Adjust& adjust,
                                 ProblemShape* shape) {
   auto staging = make_staging(o.out_dir, part.name, o.overwrite);
   if (!staging) return staging.unexpected();
@@ -73,7 +73,7 @@ Result<ImportedTask> write_part(TorchBridge& b, const RkbPart& part, const Impor
                part.kind, part.label, part.reference, "", o.flops};
   if (adjust) KEVO_TRY(adjust(*p, h));
   TaskText t = write_task_text(*p, h);
-  t.sidecar["robust_kbench"] = {{"folder", part.label}, {"files", ojson::array()}};
+  t.sidecar["robust_kbench"] = {{"folder", part.label}, {"files", torch::ojson::array()}};
   for (const auto& [f, text] : part.extra_files) t.sidecar["robust_kbench"]["files"].push_back(f);
   KEVO_TRY(write_task_files(*staging, t.toml, t.sidecar));
   KEVO_TRY(publish(*staging, o.out_dir / part.name));
@@ -178,7 +178,7 @@ RkbBackwardSignature backward_signature(const ProblemShape& fwd, const std::stri
 
 }  // namespace
 
-std::vector<Result<ImportedTask>> import_robust_kbench(TorchBridge& b, const fs::path& dir, const ImportOptions& o) {
+std::vector<Result<ImportedTask>> import_robust_kbench(torch::TorchBridge& b, const fs::path& dir, const ImportOptions& o) {
   std::vector<Result<ImportedTask>> out;
   auto folder = read_robust_kbench(dir);
   if (!folder) {

@@ -15,7 +15,7 @@ namespace kevo::interop {
 
 // The forward task (named after the folder, or opts.name), then the backward task (<name>_backward)
 // where there is one; a backward whose forward failed fails naming it.
-std::vector<Result<ImportedTask>> import_robust_kbench(TorchBridge& bridge, const std::filesystem::path& dir,
+std::vector<Result<ImportedTask>> import_robust_kbench(torch::TorchBridge& bridge, const std::filesystem::path& dir,
                                                        const ImportOptions& opts);
 
 }  // namespace kevo::interop

@@ -30,7 +30,7 @@ Status publish(const fs::path& staging, const fs::path& final_dir) {
   return {};
 }
 
-Status write_task_files(const fs::path& staging, const std::string& toml, const ojson& sidecar) {
+Status write_task_files(const fs::path& staging, const std::string& toml, const torch::ojson& sidecar) {
   KEVO_TRY(write_file_atomic(staging / "task.toml", toml));
   KEVO_TRY(write_file_atomic(staging / "torch.json", sidecar.dump(2) + "\n"));
   return {};

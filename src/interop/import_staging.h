@@ -16,7 +16,7 @@ Result<std::filesystem::path> make_staging(const std::filesystem::path& out_dir,
 // Replaces final_dir by staging.
 Status publish(const std::filesystem::path& staging, const std::filesystem::path& final_dir);
 // task.toml and torch.json (the bridge-side description of the reference).
-Status write_task_files(const std::filesystem::path& staging, const std::string& toml, const ojson& sidecar);
+Status write_task_files(const std::filesystem::path& staging, const std::string& toml, const torch::ojson& sidecar);
 
 // Removes the staging folder unless released (an import that fails on the way).
 class StagingGuard {

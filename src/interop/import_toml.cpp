@@ -32,10 +32,10 @@ std::string num(double v) {
 // The init table for a tensor, chosen from the sample's statistics: values that were never negative
 // stay non-negative (uniform over the observed range, no wide draw: they may be probabilities or
 // variances); others are normal with the observed mean and spread. Weights never get wide draws.
-std::string init_for(const BridgeTensor& t, bool weight, const Dims& sample_dims,
+std::string init_for(const torch::BridgeTensor& t, bool weight, const Dims& sample_dims,
                      std::vector<std::string>& notes, bool* wide_false) {
   *wide_false = weight;
-  TensorStats s = t.stats.value_or(TensorStats{0, 1, 0, 1});
+  torch::TensorStats s = t.stats.value_or(torch::TensorStats{0, 1, 0, 1});
   if (!is_float(t.dtype)) {
     int64_t lo = static_cast<int64_t>(std::floor(s.min));
     int64_t hi = static_cast<int64_t>(std::floor(s.max)) + 1;
@@ -95,7 +95,7 @@ std::string shape_toml(const ProblemShape& p, size_t slot) {
   return "[" + s + "]";
 }
 
-std::string scalar_text(const BridgeArg& a) {
+std::string scalar_text(const torch::BridgeArg& a) {
   return a.is_int ? fmt::format("{}", static_cast<int64_t>(a.value)) : num(a.value);
 }
 
@@ -103,7 +103,7 @@ std::string scalar_text(const BridgeArg& a) {
 Sections tensor_sections(ProblemShape& p) {
   Sections s;
   size_t slot = 0;
-  auto tensor = [&](const BridgeTensor& t, size_t sl, bool weight) {
+  auto tensor = [&](const torch::BridgeTensor& t, size_t sl, bool weight) {
     bool wide_false = false;
     std::string init = init_for(t, weight, p.stats_dims, p.notes, &wide_false);
     std::string out = fmt::format("\n[[inputs]]\nname = {}\ndtype = \"{}\"\nshape = {}\nrole = \"{}\"\ninit = {}\n",
@@ -168,15 +168,15 @@ std::string flops_toml(ProblemShape& p, const Sections& s, const TaskHeader& h) 
          fmt::format("flops = {}\n", toml_string(s.flops_lb));
 }
 
-ojson sidecar(const ProblemShape& p, const TaskHeader& h) {
-  ojson sc = {{"format", 1}, {"kind", h.kind}, {"source", h.source_label}, {"style", p.base.style},
-              {"size_dims", p.sizes}, {"derived_dims", ojson::array()}, {"args", ojson::array()},
-              {"weights", ojson::array()}, {"outputs", ojson::array()}};
+torch::ojson sidecar(const ProblemShape& p, const TaskHeader& h) {
+  torch::ojson sc = {{"format", 1}, {"kind", h.kind}, {"source", h.source_label}, {"style", p.base.style},
+              {"size_dims", p.sizes}, {"derived_dims", torch::ojson::array()}, {"args", torch::ojson::array()},
+              {"weights", torch::ojson::array()}, {"outputs", torch::ojson::array()}};
   for (const auto& d : p.dims)
     if (std::find(p.sizes.begin(), p.sizes.end(), d) == p.sizes.end()) sc["derived_dims"].push_back(d);
   for (const auto& a : p.base.args)
-    sc["args"].push_back(a.scalar ? ojson{{"name", a.name}, {"scalar", true}}
-                                  : ojson{{"name", a.name}, {"torch_dtype", a.tensor.torch_dtype}});
+    sc["args"].push_back(a.scalar ? torch::ojson{{"name", a.name}, {"scalar", true}}
+                                  : torch::ojson{{"name", a.name}, {"torch_dtype", a.tensor.torch_dtype}});
   for (const auto& w : p.base.weights)
     sc["weights"].push_back({{"name", w.name}, {"path", w.path}, {"kind", w.kind}, {"torch_dtype", w.torch_dtype}});
   for (const auto& out : p.base.outputs)

@@ -12,7 +12,7 @@ namespace kevo::interop {
 
 struct TaskText {
   std::string toml;
-  ojson sidecar;
+  torch::ojson sidecar;
 };
 
 struct TaskHeader {

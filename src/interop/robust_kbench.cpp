@@ -31,7 +31,7 @@ bool python_keyword(const std::string& s) {
 }
 
 // One entry of a single_*/multi_* list: an object of scalar settings with Python-identifier keys.
-Result<RkbSettings> entry_settings(const ojson& e, const std::string& where) {
+Result<RkbSettings> entry_settings(const torch::ojson& e, const std::string& where) {
   if (!e.is_object()) return fail(ErrorCode::kParse, "{}: must be a JSON object of settings", where);
   RkbSettings out;
   for (const auto& [k, v] : e.items()) {
@@ -47,9 +47,9 @@ Result<RkbSettings> entry_settings(const ojson& e, const std::string& where) {
 }
 
 // The entries of one list; a missing list is one empty configuration.
-Result<std::vector<RkbSettings>> list_settings(const ojson& j, const std::string& key, const std::string& where) {
+Result<std::vector<RkbSettings>> list_settings(const torch::ojson& j, const std::string& key, const std::string& where) {
   if (!j.contains(key)) return std::vector<RkbSettings>{RkbSettings{}};
-  const ojson& l = j[key];
+  const torch::ojson& l = j[key];
   if (!l.is_array()) return fail(ErrorCode::kParse, "{}: '{}' must be a list of objects", where, key);
   std::vector<RkbSettings> out;
   for (size_t i = 0; i < l.size(); ++i) {
@@ -76,7 +76,7 @@ RkbSettings merge(const std::vector<const RkbSettings*>& parts) {
   return out;
 }
 
-std::string python_literal(const ojson& v) {
+std::string python_literal(const torch::ojson& v) {
   if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
   if (v.is_null()) return "None";
   return v.dump();  // JSON numbers and strings (ASCII-escaped) are Python literals too
@@ -84,14 +84,14 @@ std::string python_literal(const ojson& v) {
 
 }  // namespace
 
-const ojson* rkb_setting(const RkbSettings& s, const std::string& key) {
+const torch::ojson* rkb_setting(const RkbSettings& s, const std::string& key) {
   for (const auto& [k, v] : s)
     if (k == key) return &v;
   return nullptr;
 }
 
 Result<RkbConfigs> parse_rkb_configs(const std::string& json_text, const std::string& where) {
-  ojson j = ojson::parse(json_text, nullptr, false);
+  torch::ojson j = torch::ojson::parse(json_text, nullptr, false);
   if (j.is_discarded()) return fail(ErrorCode::kParse, "{}: not valid JSON", where);
   if (!j.is_object()) return fail(ErrorCode::kParse, "{}: must hold a JSON object", where);
   std::vector<std::vector<RkbSettings>> single, multi;

@@ -20,7 +20,7 @@
 namespace kevo::interop {
 
 // One configuration: the keyword arguments of Model(...) and get_inputs(...), in file order.
-using RkbSettings = std::vector<std::pair<std::string, ojson>>;
+using RkbSettings = std::vector<std::pair<std::string, torch::ojson>>;
 
 struct RkbConfigs {
   RkbSettings main;                // the single_* lists' first entries, merged
@@ -46,7 +46,7 @@ Result<RkbFolder> read_robust_kbench(const std::filesystem::path& dir);
 Result<RkbConfigs> parse_rkb_configs(const std::string& json_text, const std::string& where);
 
 // The value of `key` in `s`, or nullptr.
-const ojson* rkb_setting(const RkbSettings& s, const std::string& key);
+const torch::ojson* rkb_setting(const RkbSettings& s, const std::string& key);
 
 // A KernelBench-style reference (docs/INTEROP.md, "References") made of robust-kbench's module
 // source, unchanged, followed by the settings as top-level names (the integer ones are the sizes

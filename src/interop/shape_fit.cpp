@@ -6,7 +6,7 @@
 
 namespace kevo::interop {
 
-std::vector<Slot> slots_of(const Description& d) {
+std::vector<Slot> slots_of(const torch::Description& d) {
   std::vector<Slot> s;
   for (const auto& a : d.args)
     if (!a.scalar) s.push_back({"arg:" + a.name, a.name, a.tensor.shape});

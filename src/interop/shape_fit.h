@@ -25,7 +25,7 @@ struct Slot {
   std::vector<int64_t> shape;
 };
 
-std::vector<Slot> slots_of(const Description& d);
+std::vector<Slot> slots_of(const torch::Description& d);
 // Same tensors with the same ranks (the shapes may differ).
 bool same_structure(const std::vector<Slot>& a, const std::vector<Slot>& b);
 

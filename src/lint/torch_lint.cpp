@@ -4,8 +4,8 @@
 
 namespace kevo {
 
-Result<LintReport> lint_torch_task(interop::TorchBridge& bridge, const Task& task, const LintOptions& opts) {
-  auto oracle = interop::TorchOracle::create(bridge, task, task.torch_reference_path());
+Result<LintReport> lint_torch_task(torch::TorchBridge& bridge, const Task& task, const LintOptions& opts) {
+  auto oracle = torch::TorchOracle::create(bridge, task, task.torch_reference_path());
   if (!oracle) return oracle.unexpected();
   OutputsFn outputs = [&](const Config& c, const std::vector<HostTensor>& in)
       -> Result<std::vector<std::vector<double>>> {
@@ -23,7 +23,7 @@ Result<LintReport> lint_torch_task(interop::TorchBridge& bridge, const Task& tas
 }
 
 Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts) {
-  auto bridge = interop::TorchBridge::start();
+  auto bridge = torch::TorchBridge::start();
   if (!bridge) return bridge.unexpected();
   return lint_torch_task(*bridge, task, opts);
 }

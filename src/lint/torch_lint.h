@@ -11,7 +11,7 @@
 namespace kevo {
 
 // With a running bridge (tests keep one for many tasks).
-Result<LintReport> lint_torch_task(interop::TorchBridge& bridge, const Task& task, const LintOptions& opts);
+Result<LintReport> lint_torch_task(torch::TorchBridge& bridge, const Task& task, const LintOptions& opts);
 // Starts a bridge of its own (no torch on this machine: the error says so).
 Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts);
 

@@ -35,7 +35,7 @@ struct RunRow {
 // What became of a candidate, as the run database records it: the checker's verdict outcomes (the
 // names of check/verdict.h's Outcome) and the two the engine records without evaluating. It is the
 // store's own enum because the store sits below check (docs/ARCHITECTURE.md, Layers) and cannot
-// use check's; evolve converts a verdict's outcome where it makes a row (evolve/stored_outcome.h).
+// use check's; evolve converts a verdict's outcome where it makes a row (evolve/stored_verdict.h).
 // Rows carry the enum; its text, the stable storage and JSON form, appears only where a backend
 // reads or writes a row and where JSON is written or read.
 enum class CandidateOutcome {

@@ -6,7 +6,7 @@
 namespace kevo::store {
 namespace {
 
-constexpr std::array<std::pair<StopKind, const char*>, 16> kNames{{
+constexpr std::array<std::pair<StopKind, const char*>, 19> kNames{{
     {StopKind::kInterrupted, "interrupted"},
     {StopKind::kBudgetCandidates, "budget_candidates"},
     {StopKind::kBudgetCalls, "budget_calls"},
@@ -22,6 +22,9 @@ constexpr std::array<std::pair<StopKind, const char*>, 16> kNames{{
     {StopKind::kNothingToTune, "nothing_to_tune"},
     {StopKind::kTuningDone, "tuning_done"},
     {StopKind::kBaselineFailed, "baseline_failed"},
+    {StopKind::kTranslated, "translated"},
+    {StopKind::kTranslateRounds, "translate_rounds_exhausted"},
+    {StopKind::kLlmFailed, "llm_failed"},
     {StopKind::kOther, "other"},
 }};
 
@@ -34,7 +37,8 @@ const char* to_string(StopKind k) {
 }
 
 bool StopReason::failed() const {
-  return kind == StopKind::kLlmFatal || kind == StopKind::kInfraError || kind == StopKind::kBaselineFailed;
+  return kind == StopKind::kLlmFatal || kind == StopKind::kInfraError || kind == StopKind::kBaselineFailed ||
+         kind == StopKind::kTranslateRounds || kind == StopKind::kLlmFailed;
 }
 
 std::string StopReason::text() const {

@@ -26,6 +26,9 @@ enum class StopKind {
   kNothingToTune,     // offline tuning: the baseline marks no constant tunable
   kTuningDone,        // offline tuning: every combination tried
   kBaselineFailed,    // the task's baseline failed its check
+  kTranslated,        // translation: a baseline was written (kevo translate)
+  kTranslateRounds,   // translation: every round's kernel failed its check
+  kLlmFailed,         // translation: the model gave no usable answer
   kOther,             // text this build does not know (an older or newer kevo wrote it)
 };
 

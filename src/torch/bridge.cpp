@@ -13,7 +13,7 @@
 #include "torch/npy.h"
 #include "util/fs.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -544,4 +544,4 @@ Result<TimeResult> TorchBridge::time(const std::vector<DeviceTensor>& inputs,
   return time_result(*r, opts);
 }
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

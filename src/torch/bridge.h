@@ -22,7 +22,7 @@
 #include "util/result.h"
 #include "util/subprocess.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 using ojson = nlohmann::ordered_json;
 
@@ -176,4 +176,4 @@ class TorchBridge {
   std::vector<std::filesystem::path> files_;
 };
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

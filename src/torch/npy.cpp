@@ -8,7 +8,7 @@
 #include "task/dtype.h"
 #include "util/fs.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 std::string npy_encode(const HostTensor& t) {
   std::string shape;
@@ -88,4 +88,4 @@ Result<HostTensor> read_npy(const std::filesystem::path& p, DType tag) {
   return npy_decode(*data, tag, p.string());
 }
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

@@ -10,7 +10,7 @@
 #include "task/tensor.h"
 #include "util/result.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 // Serializes a tensor (C order). An empty shape writes a 0-dim array.
 std::string npy_encode(const HostTensor& t);
@@ -22,4 +22,4 @@ Result<HostTensor> npy_decode(std::string_view bytes, DType tag, const std::stri
 Status write_npy(const std::filesystem::path& p, const HostTensor& t);
 Result<HostTensor> read_npy(const std::filesystem::path& p, DType tag);
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

@@ -3,7 +3,7 @@
 #include "task/resolved.h"
 #include "util/fs.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 Result<TorchOracle> TorchOracle::create(TorchBridge& bridge, const Task& task,
                                         const std::filesystem::path& reference) {
@@ -77,4 +77,4 @@ Result<std::vector<HostTensor>> TorchOracle::outputs(const Config& c, const std:
   return outs;
 }
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

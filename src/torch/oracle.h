@@ -9,7 +9,7 @@
 #include "task/tensor.h"
 #include "torch/bridge.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 // The dims a task's PyTorch reference defines as top-level sizes: task.dir/torch.json's size_dims
 // when present (imported tasks), else all of the task's dims.
@@ -43,4 +43,4 @@ class TorchOracle {
   bool loaded_ = false;
 };
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

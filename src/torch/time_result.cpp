@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 namespace {
 
@@ -71,4 +71,4 @@ std::string pytorch_times(const TimeResult& r, double candidate_ms) {
   return s.empty() ? std::string("nothing measured") : s;
 }
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 // The modes the bridge times, in display order.
 inline constexpr const char* kTimeModes[] = {"eager", "compile", "extension"};
@@ -44,4 +44,4 @@ std::string pytorch_line(const TimeResult& r, double candidate_ms);
 // The same without the "vs PyTorch: " prefix.
 std::string pytorch_times(const TimeResult& r, double candidate_ms);
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

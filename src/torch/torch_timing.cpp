@@ -6,7 +6,7 @@
 #include "torch/oracle.h"
 #include "util/fs.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 bool torch_unavailable(const Error& e) { return e.code == ErrorCode::kNoTorch || e.code == ErrorCode::kNoCuda; }
 
@@ -120,4 +120,4 @@ Result<TimeResult> time_torch_main(const Task& task, uint64_t seed, const TorchT
   return time_torch(task, *inputs, opts, bridge);
 }
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

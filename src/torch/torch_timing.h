@@ -17,7 +17,7 @@
 #include "torch/bridge.h"
 #include "torch/time_result.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 
 struct TorchTimingOptions {
   std::string device = "cuda";  // "cpu" times with time.perf_counter (tests, CPU-only machines)
@@ -58,4 +58,4 @@ Result<TimeResult> time_torch_main(const Task& task, uint64_t seed, const TorchT
 // kNoTorch or kNoCuda): callers skip with a note instead of reporting a failure.
 bool torch_unavailable(const Error& e);
 
-}  // namespace kevo::interop
+}  // namespace kevo::torch

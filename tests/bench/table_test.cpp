@@ -269,9 +269,9 @@ TEST(SuiteRunner, RecordsPyTorchTimesOnceAndTheTableShowsThem) {
   std::vector<std::string> lines;
   s.log = [&](const std::string& l) { lines.push_back(l); };
   std::vector<std::string> timed;
-  s.time_torch = [&](const Task& t) -> Result<interop::TimeResult> {
+  s.time_torch = [&](const Task& t) -> Result<torch::TimeResult> {
     timed.push_back(t.name);
-    interop::TimeResult r;
+    torch::TimeResult r;
     r.device = "cuda";
     r.device_name = "Fake GPU";
     r.modes["eager"].ok = true;
@@ -355,7 +355,7 @@ TEST(SuiteRunner, NoTorchHereIsOneLineAndNothingRecorded) {
   std::vector<std::string> lines;
   s.log = [&](const std::string& l) { lines.push_back(l); };
   int calls = 0;
-  s.time_torch = [&](const Task&) -> Result<interop::TimeResult> {
+  s.time_torch = [&](const Task&) -> Result<torch::TimeResult> {
     ++calls;
     return fail(ErrorCode::kNoCuda, "no CUDA: torch 1.13.1 sees no CUDA device (torch.cuda.is_available() is False)");
   };

@@ -33,7 +33,7 @@ const fs::path kDir = fs::path(KEVO_SOURCE_DIR) / "tests" / "check" / "fake_runn
 std::string use_fake_runner_with_torch() {
   if (!find_program("nvcc")) return "nvcc not found: checker tests with the fake runner skipped";
   if (!find_program("python3")) return "python3 not found";
-  auto py = interop::find_torch_python();
+  auto py = torch::find_torch_python();
   if (!py) return "needs python3 with torch and numpy: " + py.error().message;
   setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
   setenv("KEVO_CACHE_DIR", (scratch() / "kevo-fake-runner-cache").c_str(), 1);
@@ -304,7 +304,7 @@ TEST_F(TorchOracleEval, BenchTimesPyTorchOnInputsARunnerLends) {
   auto task = load_task(dir_);
   ASSERT_TRUE(task) << task.error().message;
   setenv("KEVO_FAKE_RUNNER_CMDS", cmds_.c_str(), 1);
-  interop::TorchTimingOptions o;
+  torch::TorchTimingOptions o;
   o.device = "cpu";
   o.compile = false;
   o.budget_s = 0.2;

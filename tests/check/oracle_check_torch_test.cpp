@@ -23,7 +23,7 @@ class OracleCheckTorch : public testing::Test {
  protected:
   void SetUp() override {
     if (!find_program("python3")) GTEST_SKIP() << "python3 not found";
-    if (auto py = interop::find_torch_python(); !py)
+    if (auto py = torch::find_torch_python(); !py)
       GTEST_SKIP() << "needs python3 with torch and numpy: " << py.error().message;
     setenv("KEVO_RUNNER", (kDir / "fake_runner.py").c_str(), 1);
     setenv("KEVO_CACHE_DIR", (dir_.path / "cache").c_str(), 1);

@@ -43,7 +43,7 @@ Verdict full_verdict() {
   t.outside.median_outside_ms = 1.23, t.outside.median_allowed_ms = 0.037;
   t.walls_candidate = {{16, 25.5, 20.0}, {32, 50.25, 40.0}};
   t.walls_around = {{16, 5.5, 0.01}};
-  interop::TimeResult p;
+  torch::TimeResult p;
   p.device = "cuda";
   p.device_name = "H100";
   p.modes["eager"] = {.ok = true, .median_ms = 2.6, .ci_low_ms = 2.5, .ci_high_ms = 2.7, .min_ms = 2.4, .n = 20};

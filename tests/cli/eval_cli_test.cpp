@@ -96,7 +96,7 @@ TEST(EvalCli, WithoutAGpuEvaluationSaysSo) {
 // --oracle-check end to end on imported KernelBench problems with the machine's torch, on the host
 // data path (this machine may have no GPU): every config of each task checked and PyTorch eager timed.
 TEST(EvalCli, OracleCheckOfImportedKernelBenchTasksOnTheHostPath) {
-  if (auto py = interop::find_torch_python(); !py)
+  if (auto py = torch::find_torch_python(); !py)
     GTEST_SKIP() << "needs python3 with torch and numpy: oracle check skipped (" << py.error().message << ")";
   kevo::test::TempDir dir("kevo-oracle-check");
   auto imp = kevo_run({"import", "kernelbench", (kSrc / "tests/interop/data/kb_gelu.py").string(),

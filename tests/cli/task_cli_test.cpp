@@ -33,7 +33,7 @@ std::string severity_of(const nlohmann::json& report, const std::string& check) 
 }  // namespace
 
 TEST(TaskCli, LintOfImportedTasksUsesTheirPyTorchReference) {
-  if (auto py = interop::find_torch_python(); !py)
+  if (auto py = torch::find_torch_python(); !py)
     GTEST_SKIP() << "needs python3 with torch and numpy: lint of torch tasks skipped (" << py.error().message << ")";
   kevo::test::TempDir dir("kevo-task-lint");
   auto imp = kevo_run({"import", "kernelbench", (kSrc / "tests/interop/data/kb_dead_relu.py").string(),

@@ -21,7 +21,7 @@ using testing::TempDir;
 fs::path kernel(const std::string& f) { return testing::data("robust_kbench_kernels/" + f); }
 
 // The test folder's forward and backward tasks, imported into `out`.
-std::optional<std::pair<Task, Task>> scale_shift_pair(TorchBridge& b, const fs::path& out) {
+std::optional<std::pair<Task, Task>> scale_shift_pair(torch::TorchBridge& b, const fs::path& out) {
   ImportOptions o;
   o.out_dir = out;
   auto r = import_robust_kbench(b, testing::data("robust_kbench/scale_shift"), o);
@@ -40,7 +40,7 @@ std::optional<std::pair<Task, Task>> scale_shift_pair(TorchBridge& b, const fs::
 }
 
 Result<RunResult> python(const std::vector<std::string>& args) {
-  auto py = find_torch_python();
+  auto py = torch::find_torch_python();
   if (!py) return py.unexpected();
   std::vector<std::string> argv{*py};
   argv.insert(argv.end(), args.begin(), args.end());

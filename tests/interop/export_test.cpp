@@ -26,7 +26,7 @@ TEST(Export, ExprToCpp) {
 
 // Compiles ext.cpp with the host compiler against torch's and CUDA's headers (syntax only).
 void syntax_check(const fs::path& dir) {
-  auto py = find_torch_python();
+  auto py = torch::find_torch_python();
   auto cxx = find_program("g++");
   if (!py || !cxx) {
     std::printf("[ SKIPPED  ] ext.cpp compile check: needs python3 with torch and g++\n");
@@ -102,7 +102,7 @@ TEST(Export, BundledTaskWithScalarsAndWeights) {
 }
 
 TEST(Export, PythonFilesAreValidPython) {
-  auto py = find_torch_python();
+  auto py = torch::find_torch_python();
   std::string python = py ? *py : "python3";
   if (!find_program(python)) GTEST_SKIP() << "no python3";
   auto task = load_task_with_torch(fs::path(KEVO_SOURCE_DIR) / "tasks" / "softmax");

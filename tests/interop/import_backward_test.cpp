@@ -44,15 +44,15 @@ TEST(ImportBackwardLogic, GradientAtolCoversTheSum) {
   }
 }
 
-Description described(DType out, bool float_input, bool parameter) {
-  Description d;
+torch::Description described(DType out, bool float_input, bool parameter) {
+  torch::Description d;
   d.style = "module";
-  BridgeArg a;
+  torch::BridgeArg a;
   a.name = "x";
   a.tensor.dtype = float_input ? DType::F32 : DType::I64;
   d.args.push_back(a);
-  if (parameter) d.weights.push_back(BridgeTensor{"w", "parameter", "w", "float32", DType::F32, {4}, {}});
-  d.outputs.push_back(BridgeTensor{"out", "tensor", "", "", out, {4}, {}});
+  if (parameter) d.weights.push_back(torch::BridgeTensor{"w", "parameter", "w", "float32", DType::F32, {4}, {}});
+  d.outputs.push_back(torch::BridgeTensor{"out", "tensor", "", "", out, {4}, {}});
   return d;
 }
 
@@ -70,17 +70,17 @@ TEST(ImportBackwardLogic, SkipReasons) {
   fn.style = "function";
   EXPECT_EQ(static_backward_skip(fn)->reason, BackwardSkip::kNotModule);
 
-  auto p = parse_grad_probe(ojson{{"verdict", "disconnected"}});
+  auto p = parse_grad_probe(torch::ojson{{"verdict", "disconnected"}});
   ASSERT_TRUE(p);
   EXPECT_EQ(probe_backward_skip(*p)->reason, BackwardSkip::kDisconnected);
-  p = parse_grad_probe(ojson{{"verdict", "ok"}, {"args", {false}}, {"weights", ojson::array()}});
+  p = parse_grad_probe(torch::ojson{{"verdict", "ok"}, {"args", {false}}, {"weights", torch::ojson::array()}});
   ASSERT_TRUE(p);
   EXPECT_EQ(probe_backward_skip(*p)->reason, BackwardSkip::kDisconnected) << "reaches nothing";
-  p = parse_grad_probe(ojson{{"verdict", "inplace"}, {"error", "ReluBackward0: modified"}});
+  p = parse_grad_probe(torch::ojson{{"verdict", "inplace"}, {"error", "ReluBackward0: modified"}});
   EXPECT_EQ(probe_backward_skip(*p)->reason, BackwardSkip::kInplace);
-  p = parse_grad_probe(ojson{{"verdict", "ok"}, {"args", {true}}, {"weights", ojson::array()}});
+  p = parse_grad_probe(torch::ojson{{"verdict", "ok"}, {"args", {true}}, {"weights", torch::ojson::array()}});
   EXPECT_FALSE(probe_backward_skip(*p));
-  EXPECT_FALSE(parse_grad_probe(ojson{{"verdict", "maybe"}}));
+  EXPECT_FALSE(parse_grad_probe(torch::ojson{{"verdict", "maybe"}}));
 }
 
 struct Imported {
@@ -88,7 +88,7 @@ struct Imported {
   BackwardImport bwd;
 };
 
-Imported import_with_backward(TorchBridge& b, const std::string& file, const fs::path& out) {
+Imported import_with_backward(torch::TorchBridge& b, const std::string& file, const fs::path& out) {
   ImportOptions o;
   o.out_dir = out;
   ProblemShape shape;
@@ -116,7 +116,7 @@ TEST(ImportBackward, SoftmaxGradientsAreTheAnalyticOnes) {
   const Config& c = bwd->main().dims.at("dim") > 4096 ? bwd->configs.back() : bwd->main();
   auto in = generate_inputs(*bwd, c, 3, false);
   ASSERT_TRUE(in) << in.error().message;
-  auto oracle = TorchOracle::create(*b, *bwd, bwd->dir / "reference.py");
+  auto oracle = torch::TorchOracle::create(*b, *bwd, bwd->dir / "reference.py");
   ASSERT_TRUE(oracle) << oracle.error().message;
   auto out = oracle->outputs(c, *in, "cpu");
   ASSERT_TRUE(out) << out.error().message;

@@ -65,7 +65,7 @@ TEST(ImportRobustKbench, ForwardAndBackwardOfATestFolder) {
   const Config& c = config_named(*bwd, "small");
   auto in = generate_inputs(*bwd, c, 7, false);
   ASSERT_TRUE(in) << in.error().message;
-  auto oracle = TorchOracle::create(*b, *bwd, bwd->dir / "reference.py");
+  auto oracle = torch::TorchOracle::create(*b, *bwd, bwd->dir / "reference.py");
   ASSERT_TRUE(oracle) << oracle.error().message;
   auto out = oracle->outputs(c, *in, "cpu");
   ASSERT_TRUE(out) << out.error().message;

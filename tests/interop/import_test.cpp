@@ -32,7 +32,7 @@ const TensorSpec* find(const std::vector<TensorSpec>& v, const std::string& name
 }
 
 // Imports and loads back; checks the rules every task must satisfy.
-Result<Task> import_and_load(TorchBridge* b, const std::string& file, const fs::path& out,
+Result<Task> import_and_load(torch::TorchBridge* b, const std::string& file, const fs::path& out,
                              ImportedTask* info = nullptr) {
   ImportOptions o;
   o.out_dir = out;
@@ -171,7 +171,7 @@ TEST(Import, ImportedTaskRunsAsOracleOnGeneratedInputs) {
   TempDir tmp;
   auto task = import_and_load(b, "kb_conv_bn.py", tmp.path);
   ASSERT_TRUE(task) << task.error().message;
-  auto oracle = TorchOracle::create(*b, *task, task->dir / "reference.py");
+  auto oracle = torch::TorchOracle::create(*b, *task, task->dir / "reference.py");
   ASSERT_TRUE(oracle) << oracle.error().message;
   for (const auto& c : task->configs) {
     if (c.name != "small" && c.name != "minus_one") continue;
@@ -245,7 +245,7 @@ fs::path write_problem(const fs::path& dir, const std::string& name, const std::
 }
 
 // Imports a problem written inline; the task loaded back.
-Result<Task> import_inline(TorchBridge* b, const fs::path& dir, const std::string& name, const std::string& text,
+Result<Task> import_inline(torch::TorchBridge* b, const fs::path& dir, const std::string& name, const std::string& text,
                            ImportedTask* info = nullptr) {
   ImportOptions o;
   o.out_dir = dir / "out";
@@ -332,7 +332,7 @@ TEST(Import, TensorAttributeBecomesAWeight) {
   EXPECT_EQ(h0->shape, (std::vector<std::string>{"n"}));
   EXPECT_NE(read_file(task->dir / "torch.json")->find("\"kind\": \"attribute\""), std::string::npos);
   // The oracle sets it like any weight: the output is x + h0 for kevo's values.
-  auto oracle = TorchOracle::create(*b, *task, task->dir / "reference.py");
+  auto oracle = torch::TorchOracle::create(*b, *task, task->dir / "reference.py");
   ASSERT_TRUE(oracle) << oracle.error().message;
   const Config& c = task->configs[1];
   auto inputs = generate_inputs(*task, c, 3, false);

@@ -41,7 +41,7 @@ std::vector<fs::path> problem_files(const fs::path& level) {
 }
 
 // The main config's input shapes and dtypes against get_inputs() at full size (a real load).
-void check_against_get_inputs(TorchBridge& b, const fs::path& file, const Task& task) {
+void check_against_get_inputs(torch::TorchBridge& b, const fs::path& file, const Task& task) {
   auto s = b.load(file, {}, 0, false);
   ASSERT_TRUE(s) << s.error().message;
   auto d = b.describe(false);

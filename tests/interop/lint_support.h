@@ -7,7 +7,7 @@
 namespace kevo::interop::testing {
 
 // The lints over the PyTorch oracle's outputs on the CPU, at the smallest configs.
-inline Result<LintReport> lint_with_oracle(TorchBridge& b, const Task& task) {
+inline Result<LintReport> lint_with_oracle(torch::TorchBridge& b, const Task& task) {
   LintOptions o;
   o.seeds = 2;
   o.max_configs = 2;

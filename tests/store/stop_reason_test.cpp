@@ -27,12 +27,21 @@ TEST(StopReason, DetailKeepsItsColons) {
 
 TEST(StopReason, UnknownTextIsKeptAsOther) {
   EXPECT_TRUE(parse_stop_reason("").empty());
-  const StopReason r = parse_stop_reason("translated");  // a translation run's reason
+  const StopReason r = parse_stop_reason("translated_by_a_newer_kevo");
   EXPECT_EQ(r.kind, StopKind::kOther);
-  EXPECT_EQ(r.text(), "translated");
+  EXPECT_EQ(r.text(), "translated_by_a_newer_kevo");
   // A prefix is not a kind: only the whole word before the colon counts.
   EXPECT_EQ(parse_stop_reason("infra_errors galore").kind, StopKind::kOther);
   EXPECT_EQ(parse_stop_reason("budget").kind, StopKind::kOther);
+}
+
+TEST(StopReason, TranslationReasonsAreKinds) {
+  EXPECT_EQ(parse_stop_reason("translated").kind, StopKind::kTranslated);
+  EXPECT_EQ(parse_stop_reason("translate_rounds_exhausted").kind, StopKind::kTranslateRounds);
+  EXPECT_EQ(parse_stop_reason("llm_failed").kind, StopKind::kLlmFailed);
+  EXPECT_FALSE((StopReason{StopKind::kTranslated, ""}).failed());
+  EXPECT_TRUE((StopReason{StopKind::kTranslateRounds, ""}).failed());
+  EXPECT_TRUE((StopReason{StopKind::kLlmFailed, ""}).failed());
 }
 
 TEST(StopReason, OnlyFailuresFailARun) {

@@ -14,21 +14,21 @@ namespace kevo::test {
 
 // The shared bridge, restarted when a test killed it; nullptr with *why set when no Python with
 // torch exists.
-inline interop::TorchBridge* shared_bridge(std::string* why) {
-  static std::optional<interop::TorchBridge> bridge;
+inline torch::TorchBridge* shared_bridge(std::string* why) {
+  static std::optional<torch::TorchBridge> bridge;
   static std::string error;
   if (bridge && bridge->alive()) return &*bridge;
   if (!error.empty()) {
     *why = error;
     return nullptr;
   }
-  auto py = interop::find_torch_python();
+  auto py = torch::find_torch_python();
   if (!py) {
     error = "needs python3 with torch and numpy (apt-get install python3-torch python3-numpy): " + py.error().message;
     *why = error;
     return nullptr;
   }
-  auto b = interop::TorchBridge::start();
+  auto b = torch::TorchBridge::start();
   if (!b) {
     ADD_FAILURE() << "the bridge does not start: " << b.error().message;
     *why = "bridge failed to start";
@@ -42,5 +42,5 @@ inline interop::TorchBridge* shared_bridge(std::string* why) {
 
 #define KEVO_BRIDGE_OR_SKIP(var)                                                  \
   std::string why_##var;                                                          \
-  ::kevo::interop::TorchBridge* var = ::kevo::test::shared_bridge(&why_##var);    \
+  ::kevo::torch::TorchBridge* var = ::kevo::test::shared_bridge(&why_##var);    \
   if (!var) GTEST_SKIP() << why_##var

@@ -9,7 +9,7 @@
 #include "test_support.h"
 #include "torch/bridge.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace {
 
 using testing::data;
@@ -360,4 +360,4 @@ TEST(Bridge, NoTorchIsItsOwnKindOfError) {
 }
 
 }  // namespace
-}  // namespace kevo::interop
+}  // namespace kevo::torch

@@ -5,7 +5,7 @@
 
 #include "torch/npy.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace {
 
 HostTensor sample(DType t, std::vector<int64_t> shape) {
@@ -70,4 +70,4 @@ TEST(Npy, NumpyBoolReadsAsU8) {
 }
 
 }  // namespace
-}  // namespace kevo::interop
+}  // namespace kevo::torch

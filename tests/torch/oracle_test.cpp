@@ -15,7 +15,7 @@
 #include "torch/oracle.h"
 #include "util/subprocess.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace {
 
 using RefFn = void (*)(const kevo_ref_args*);
@@ -145,4 +145,4 @@ TEST(Oracle, GeluMatchesCpuReference) { compare_task("gelu", "torch_gelu.py"); }
 TEST(Oracle, LayernormWithWeightsMatchesCpuReference) { compare_task("layernorm", "torch_layernorm.py"); }
 
 }  // namespace
-}  // namespace kevo::interop
+}  // namespace kevo::torch

@@ -7,11 +7,11 @@
 #include "support/temp_dir.h"
 #include "support/torch_bridge.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace fs = std::filesystem;
 }
 
-namespace kevo::interop::testing {
+namespace kevo::torch::testing {
 
 namespace fs = std::filesystem;
 
@@ -27,4 +27,4 @@ using ::kevo::test::shared_bridge;
 // A fresh temporary directory, removed at destruction.
 using TempDir = ::kevo::test::TempDir;
 
-}  // namespace kevo::interop::testing
+}  // namespace kevo::torch::testing

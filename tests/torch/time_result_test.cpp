@@ -6,7 +6,7 @@
 #include "torch/time_result.h"
 #include "torch/torch_timing.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace {
 
 TimedMode measured(double ms) {
@@ -150,4 +150,4 @@ TEST(EvalVerdict, SkippedPyTorchTimingIsOneNote) {
 }
 
 }  // namespace
-}  // namespace kevo::interop
+}  // namespace kevo::torch

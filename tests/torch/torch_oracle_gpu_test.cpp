@@ -50,7 +50,7 @@ class TorchOracleGpu : public testing::Test {
   void SetUp() override {
     auto smi = run_process({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
     if (!smi || !smi->ok() || smi->out.find("GPU") == std::string::npos) GTEST_SKIP() << "no GPU";
-    auto b = interop::TorchBridge::start();
+    auto b = torch::TorchBridge::start();
     if (!b) GTEST_SKIP() << "no PyTorch bridge: " << b.error().message;
     if (!b->info().cuda) GTEST_SKIP() << "torch " << b->info().torch << " sees no GPU";
     if (const char* k = getenv("KEVO_BUILD"); k && *k && !getenv("KEVO_RUNNER"))

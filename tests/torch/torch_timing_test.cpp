@@ -11,7 +11,7 @@
 #include "test_support.h"
 #include "torch/torch_timing.h"
 
-namespace kevo::interop {
+namespace kevo::torch {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -265,4 +265,4 @@ TEST(TorchTiming, ModeThatHangsCostsOnlyThatMode) {
 }
 
 }  // namespace
-}  // namespace kevo::interop
+}  // namespace kevo::torch

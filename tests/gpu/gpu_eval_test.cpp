@@ -181,11 +181,9 @@ TEST_P(Kernel, GetsTheExpectedVerdict) {
   EXPECT_EQ(kevo::outcome_from_name(outcome), k.expect)
       << "expected " << kevo::outcome_name(k.expect) << ", got '" << outcome << "'\n" << raw;
   if (k.reason) {
-    EXPECT_EQ(kevo::parse_reason(reason), k.reason) << "expected reason '" << k.reason_text() << "', got '" << reason
-                                                    << "'\n" << raw;
-    if (!k.static_rule.empty()) {
-      EXPECT_EQ(kevo::static_rule_of(reason), k.static_rule) << raw;
-    }
+    EXPECT_TRUE(k.accepts(reason)) << "expected reason '" << k.reason_text() << "'"
+                                   << (k.also.empty() ? "" : " (or one of its alternatives)") << ", got '" << reason
+                                   << "'\n" << raw;
   }
   if (j.contains("timing") && j["timing"].contains("speedup")) {
     double sp = j["timing"]["speedup"]["value"].get<double>();

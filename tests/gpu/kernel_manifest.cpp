@@ -1,5 +1,7 @@
 #include "kernel_manifest.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -9,6 +11,13 @@
 namespace kevo::gpu_suite {
 
 std::string KernelCase::reason_text() const { return reason ? kevo::reason_text(*reason, static_rule) : ""; }
+
+bool KernelCase::accepts(std::string_view verdict_reason) const {
+  const std::optional<Reason> got = parse_reason(std::string(verdict_reason));
+  if (!got) return false;
+  if (got == reason) return static_rule.empty() || static_rule_of(std::string(verdict_reason)) == static_rule;
+  return std::find(also.begin(), also.end(), *got) != also.end();
+}
 
 namespace {
 
@@ -28,7 +37,15 @@ std::optional<KernelCase> read_case(const toml::table& k, size_t index, std::str
   if (!reason.empty()) {
     if (auto r = parse_reason(reason)) c.reason = *r, c.static_rule = static_rule_of(reason);
     else errors += fmt::format("\n  {}: unknown reason '{}' (check/reason.h lists the codes)", where, reason);
+  } else if (c.expect != Outcome::Pass) {
+    errors += fmt::format("\n  {}: expects '{}' without a reason (name the one it must be rejected for)", where, expect);
   }
+  if (const toml::array* also = k["also"].as_array())
+    for (const auto& a : *also) {
+      const std::string text = a.value_or(std::string());
+      if (auto r = parse_reason(text)) c.also.push_back(*r);
+      else errors += fmt::format("\n  {}: unknown reason '{}' in also", where, text);
+    }
   if (errors.size() != errors_before) return std::nullopt;
   return c;
 }

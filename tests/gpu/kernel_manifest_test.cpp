@@ -45,6 +45,10 @@ TEST(KernelManifest, EveryEntryReadsAsKnownCodes) {
     }
     if (k.reason) {
       EXPECT_EQ(kevo::parse_reason(k.reason_text()), k.reason) << k.file;
+      EXPECT_TRUE(k.accepts(k.reason_text())) << k.file;
+    }
+    if (k.expect != Outcome::Pass) {
+      EXPECT_TRUE(k.reason) << k.file << ": a rejection names its reason";
     }
     adversarial += k.expect != Outcome::Pass;
   }
@@ -114,7 +118,8 @@ reason = "static:stream_create"
 file = "b.cu"
 task = "gelu"
 expect = "unsafe"
-reason = ""
+reason = "timing_forged"
+also = ["below_sol"]
 no_static = true
 
 [[kernel]]
@@ -129,10 +134,38 @@ reason = "illegal_address"
   EXPECT_EQ((*r)[0].expect, Outcome::Unsafe);
   EXPECT_EQ((*r)[0].reason, Reason::kStatic);
   EXPECT_EQ((*r)[0].static_rule, "stream_create");
-  EXPECT_FALSE((*r)[1].reason);  // any reason
+  EXPECT_EQ((*r)[1].reason, Reason::kTimingForged);
   EXPECT_TRUE((*r)[1].no_static);
+  EXPECT_TRUE((*r)[1].accepts("timing_forged"));
+  EXPECT_TRUE((*r)[1].accepts("below_sol"));
+  EXPECT_FALSE((*r)[1].accepts("hidden_work"));
+  EXPECT_FALSE((*r)[1].accepts("not_a_reason"));
+  EXPECT_TRUE((*r)[0].accepts("static:stream_create"));
+  EXPECT_FALSE((*r)[0].accepts("static:thread_create"));
   EXPECT_EQ((*r)[2].expect, Outcome::Crash);
   EXPECT_EQ((*r)[2].reason, Reason::kIllegalAddress);
+}
+
+TEST(KernelManifest, ARejectionWithoutAReasonIsAnError) {
+  auto r = parse_kernel_manifest(R"(
+[[kernel]]
+file = "a.cu"
+task = "gelu"
+expect = "unsafe"
+
+[[kernel]]
+file = "b.cu"
+task = "gelu"
+expect = "unsafe"
+reason = "timing_forged"
+also = ["below_soll"]
+)",
+                                 "manifest.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("kernel 1 ('a.cu'): expects 'unsafe' without a reason"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("kernel 2 ('b.cu'): unknown reason 'below_soll' in also"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace

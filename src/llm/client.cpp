@@ -172,7 +172,7 @@ class ProviderClient final : public LlmClient {
   Result<ChatResponse> call_with_retries(const WireRequest& wire, const std::string& body,
                                          const CancelToken& cancel) {
     const RetryPolicy& policy = ctx_->config.retry;
-    HttpRequest http{wire.url,
+    HttpPost http{wire.url,
                      spec_.provider.protocol == Protocol::kAnthropic ? anthropic_headers(spec_, key_)
                                                                      : openai_headers(spec_, key_),
                      body, ctx_->config.connect_timeout_s, ctx_->config.timeout_s,
@@ -210,7 +210,7 @@ class ProviderClient final : public LlmClient {
     }
   }
 
-  Attempt once(const HttpRequest& http, const CancelToken& cancel) {
+  Attempt once(const HttpPost& http, const CancelToken& cancel) {
     Attempt a;
     if (!sem_->acquire(cancel)) {
       a.kind = Attempt::Kind::kCancelled;

@@ -80,7 +80,7 @@ struct SlistDeleter {
 
 }  // namespace
 
-HttpOutcome http_post(const HttpRequest& req, const CancelToken& cancel) {
+HttpOutcome http_post(const HttpPost& req, const CancelToken& cancel) {
   global_init();
   HttpOutcome out;
   std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());

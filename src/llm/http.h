@@ -9,7 +9,7 @@
 
 namespace kevo::llm {
 
-struct HttpRequest {
+struct HttpPost {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"; may carry secrets, so never logged
   std::string body;
@@ -32,6 +32,6 @@ struct HttpOutcome {
   HttpResponse response;
 };
 
-HttpOutcome http_post(const HttpRequest& req, const CancelToken& cancel);
+HttpOutcome http_post(const HttpPost& req, const CancelToken& cancel);
 
 }  // namespace kevo::llm

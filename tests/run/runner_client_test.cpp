@@ -190,3 +190,45 @@ TEST(RunnerClient, DestructionDoesNotWaitForTheTeardownButReapsIt) {
     EXPECT_NE(kill(pid, 0), 0) << "runner " << pid << " still exists (not killed or not reaped)";
   }
 }
+
+// The typed call: a reply of its type, the runner's refusal (kept whole: classify_death reads its
+// fatal flag and CUDA error number), or a malformed reply, each told apart and none an exception.
+TEST(RunnerClient, TypedCallsTellRepliesRefusalsAndNonsenseApart) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto r = start(script("typed_runner.py", R"(#!/usr/bin/env python3
+import json, os, struct, sys
+req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+while True:
+    n = req.read(4)
+    if len(n) < 4: sys.exit(0)
+    msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    out = {'ok': True, 'name': 'Fake', 'uuid': 'u-7'}
+    if msg['cmd'] == 'load':
+        out = {'ok': False, 'error': 'boom', 'fatal': True, 'cuda_error': 700}
+    if msg['cmd'] == 'release':
+        out = {'ok': True, 'extra': 1}
+    if msg['cmd'] == 'bandwidth':
+        out = {'ok': True, 'copy_gbps': 'fast'}
+    b = json.dumps(out).encode()
+    rep.write(struct.pack('<I', len(b)) + b)
+)"));
+  ASSERT_TRUE(r);
+  auto h = r->call(proto::HelloRequest{}, 10s);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h->uuid, "u-7");
+  EXPECT_EQ(h->l2_bytes, uint64_t(50) << 20);  // not said: the checker's assumption
+  auto l = r->call(proto::LoadRequest{"cand", "/x.so"}, 10s);
+  ASSERT_FALSE(l);
+  ASSERT_TRUE(l.refusal());
+  EXPECT_TRUE(l.refusal()->fatal);
+  EXPECT_EQ(l.refusal()->cuda_error, 700);
+  EXPECT_EQ(l.error().message, "boom");
+  EXPECT_TRUE(l.answered());
+  EXPECT_TRUE(r->call(proto::ReleaseRequest{{""}}, 10s));  // unknown fields are ignored
+  auto bw = r->call(proto::BandwidthRequest{}, 10s);
+  ASSERT_FALSE(bw);
+  EXPECT_TRUE(bw.failure().malformed);
+  EXPECT_FALSE(bw.refusal());
+  EXPECT_TRUE(bw.answered());
+  EXPECT_FALSE(r->death());
+}

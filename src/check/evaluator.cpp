@@ -15,7 +15,6 @@
 #include "util/gpu_lock.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace fs = std::filesystem;

@@ -13,7 +13,6 @@
 #include "task/draw.h"
 #include "task/resolved.h"
 #include "torch/torch_timing.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace {

@@ -8,7 +8,6 @@
 
 #include "run/protocol.h"
 #include "task/tensor.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 using namespace std::chrono_literals;

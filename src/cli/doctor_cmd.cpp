@@ -9,7 +9,6 @@
 #include "torch/bridge.h"
 #include "run/runner_client.h"
 #include "util/subprocess.h"
-#include "util/json_fields.h"
 
 namespace kevo::cli {
 

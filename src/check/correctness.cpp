@@ -11,7 +11,6 @@
 #include "check/runner_replies.h"
 #include "check/session.h"
 #include "util/gpu_lock.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -25,51 +24,58 @@ struct DevCompare {
 // The candidate's outputs (IPC handles) against the trusted runner's base/out/<name>; with
 // `snapshot` a copy is kept there (snap/<name>), with `vs_snapshot` also compared with that copy
 // (two runs of the same inputs must agree); inputs byte for byte against base/in/<name>.
-Result<DevCompare> compare_dev(EvalSession& s, const Tolerance& tol, const json& outs, const json& out_ipc,
-                               const json* ins, const json* in_ipc, bool check_poison, bool snapshot,
+Result<DevCompare> compare_dev(EvalSession& s, const Tolerance& tol, const std::vector<proto::TensorDesc>& outs,
+                               const std::vector<std::string>& out_ipc, const std::vector<proto::TensorDesc>* ins,
+                               const std::vector<std::string>* in_ipc, bool check_poison, bool snapshot,
                                bool vs_snapshot) {
-  json jo = json::array(), ji = json::array();
+  // The handles come from the candidate's runner: as many as asked for, or nothing is compared.
+  if (out_ipc.size() != outs.size() || (ins && in_ipc->size() != ins->size()))
+    return fail("the candidate's runner exported {} output and {} input buffers for {} and {}", out_ipc.size(),
+                in_ipc ? in_ipc->size() : 0, outs.size(), ins ? ins->size() : 0);
+  proto::CompareRequest q{tol.atol, tol.rtol};
   for (size_t i = 0; i < outs.size(); ++i) {
-    std::string name = outs[i]["name"];
-    json d = {{"ipc", out_ipc.at(i)}, {"dtype", outs[i]["dtype"]}, {"numel", outs[i]["numel"]},
-              {"nbytes", outs[i]["nbytes"]}, {"ref", "base/out/" + name}, {"ref_nbytes", outs[i]["nbytes"]},
-              {"check_poison", check_poison}};
-    if (snapshot) d["snapshot"] = "snap/" + name;
-    if (vs_snapshot) d["runs_ref"] = "snap/" + name;
-    jo.push_back(d);
+    proto::CompareOutput d{out_ipc[i], outs[i].dtype, std::nullopt, outs[i].numel, outs[i].nbytes,
+                           "base/out/" + outs[i].name, outs[i].nbytes, check_poison};
+    if (snapshot) d.snapshot = "snap/" + outs[i].name;
+    if (vs_snapshot) d.runs_ref = "snap/" + outs[i].name;
+    q.outputs.push_back(d);
   }
   if (ins)
-    for (size_t i = 0; i < ins->size(); ++i)
-      ji.push_back({{"ipc", in_ipc->at(i)}, {"nbytes", (*ins)[i]["nbytes"]},
-                    {"ref", "base/in/" + (*ins)[i]["name"].get<std::string>()}});
-  auto r = s.trusted->call({{"cmd", "compare"}, {"atol", tol.atol}, {"rtol", tol.rtol}, {"outputs", jo}, {"inputs", ji}},
-                           s.opts.call_timeout * 3);
-  if (!r || !r->value("ok", false))
-    return fail("the oracle's comparison failed: {}", r ? field_or(*r, "error", r->dump()) : r.error().message);
+    for (size_t i = 0; i < ins->size(); ++i) q.inputs.push_back({(*in_ipc)[i], (*ins)[i].nbytes, "base/in/" + (*ins)[i].name});
+  auto r = s.trusted->call(q, s.opts.call_timeout * 3);
+  if (!r) return fail("the oracle's comparison failed: {}", r.error().message);
+  if (r->outputs.size() != outs.size() || r->inputs.size() != q.inputs.size())
+    return fail("the oracle's comparison answered for {} outputs and {} inputs of {} and {}", r->outputs.size(),
+                r->inputs.size(), outs.size(), q.inputs.size());
   DevCompare dc;
-  for (const auto& o : (*r)["outputs"]) {
-    dc.outs.push_back(comparison_of(o["cmp"]));
-    if (o.contains("runs")) dc.runs.push_back(comparison_of(o["runs"], Reason::kNondeterministic));
+  for (const auto& o : r->outputs) {
+    dc.outs.push_back(comparison_of(o.cmp));
+    if (o.runs) dc.runs.push_back(comparison_of(*o.runs, Reason::kNondeterministic));
   }
-  for (const auto& i : (*r)["inputs"]) dc.input_diffs.push_back(i.value("differing_bytes", uint64_t(0)));
+  for (const auto& i : r->inputs) dc.input_diffs.push_back(i.differing_bytes);
   return dc;
 }
 
 // One correctness call of the candidate: its reply, or nullopt once the verdict is decided (the
 // process died, or its guards reported a violation), with the config marked failed.
-std::optional<json> run_candidate(EvalSession& s, const json& req, const std::string& where, ConfigCheck& cc) {
+std::optional<proto::RunReply> run_candidate(EvalSession& s, const proto::RunRequest& req, const std::string& where,
+                                             ConfigCheck& cc) {
   auto r = s.timed("candidate", [&] { return s.cand->call(req, s.opts.call_timeout); });
-  bool ok = r && r->value("ok", false);
-  if (!ok) {
-    classify_death(s.v, *s.cand, r ? &*r : nullptr, where);
-    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, Reason::kRunner, r ? field_or(*r, "error", "") : r.error().message);
+  if (!r && r.failure().malformed) {
+    // Its process loaded the candidate: a reply that is not the protocol's is the candidate's doing,
+    // and must not pass for the checker's failure (three infra errors in a row stop a run).
+    s.v.set(Outcome::Unsafe, Reason::kGuard, fmt::format("{}: the candidate's runner sent a malformed reply: {}", where,
+                                                         r.error().message));
+  } else if (!r) {
+    classify_death(s.v, *s.cand, r.refusal(), where);
+    if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
   }
-  if (!ok || !check_run_reply(s.v, *r, where, true)) {
+  if (!r || !check_run_reply(s.v, *r, where, true)) {
     cc.ok = false;
     cc.detail = s.v.message;
     return std::nullopt;
   }
-  return *r;
+  return std::move(*r);
 }
 
 void fail_config(EvalSession& s, ConfigCheck& cc, Outcome o, Reason reason, std::string detail) {
@@ -79,27 +85,26 @@ void fail_config(EvalSession& s, ConfigCheck& cc, Outcome o, Reason reason, std:
 }
 
 // What the trusted runner's comparison says about one call.
-void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const json& gins, const json& odescs,
-               const std::string& where, const std::string& runs_where) {
+void judge_dev(EvalSession& s, ConfigCheck& cc, const DevCompare& dc, const std::vector<proto::TensorDesc>& gins,
+               const std::vector<proto::TensorDesc>& odescs, const std::string& where, const std::string& runs_where) {
   for (size_t i = 0; i < dc.input_diffs.size() && cc.ok; ++i)
     if (dc.input_diffs[i])
       fail_config(s, cc, Outcome::Incorrect, Reason::kInputModified,
                   fmt::format("{}: input '{}' was modified by the candidate ({} bytes differ)", where,
-                              gins[i]["name"].get<std::string>(), dc.input_diffs[i]));
+                              gins[i].name, dc.input_diffs[i]));
   for (size_t o = 0; o < dc.outs.size() && cc.ok; ++o) {
     const Comparison& cmp = dc.outs[o];
     cc.max_abs_err = std::max(cc.max_abs_err, cmp.max_abs_err);
     cc.max_rel_err = std::max(cc.max_rel_err, cmp.max_rel_err);
     if (!cmp.ok)
       fail_config(s, cc, Outcome::Incorrect, cmp.reason,
-                  fmt::format("{}: output '{}': {}", where, odescs[o]["name"].get<std::string>(),
-                              cmp.describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
+                  fmt::format("{}: output '{}': {}", where, odescs[o].name, cmp.describe(odescs[o].shape)));
   }
   for (size_t o = 0; o < dc.runs.size() && cc.ok; ++o)
     if (!dc.runs[o].ok)
       fail_config(s, cc, Outcome::Incorrect, Reason::kNondeterministic,
                   fmt::format("{}: two runs on the same inputs disagree (different poison and buffer placement): {}",
-                              runs_where, dc.runs[o].describe(odescs[o]["shape"].get<std::vector<int64_t>>())));
+                              runs_where, dc.runs[o].describe(odescs[o].shape)));
 }
 
 // One draw of one config on the device data plane, its reference outputs from `oracle`; false when
@@ -109,7 +114,7 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const ResolvedConfig& rc, in
   const Config& c = *rc.config;
   auto gins = drawn_inputs(rc, seed, wide);
   if (!gins) return s.v.set(Outcome::InfraError, Reason::kTask, gins.error().message), false;
-  const json odescs = output_descs(rc);
+  const std::vector<proto::TensorDesc> odescs = output_descs(rc);
   if (auto st = s.timed("oracle", [&] { return oracle.device_outputs(c, *gins, odescs); }); !st) {
     s.v.set(Outcome::InfraError, Reason::kOracle, st.error().message);
     return false;
@@ -117,20 +122,23 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const ResolvedConfig& rc, in
   for (int placement = 0; placement < (seed_index == 0 ? 2 : 1) && cc.ok; ++placement) {
     std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
                                     placement ? " (moved buffers)" : "");
-    json req = base_request(s.task, rc);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", 0}, {"inputs", *gins}, {"outputs", odescs},
-                {"poison", placement}, {"placement", placement}, {"keep", true}, {"export", true},
-                {"flush_bytes", 2 * s.hello.value("l2_bytes", size_t(50) << 20) + (8 << 20)}});
+    proto::RunRequest req{call_args(s.task, rc)};
+    req.slot = "cand";
+    req.inputs = *gins;
+    req.outputs = odescs;
+    req.poison = req.placement = placement;
+    req.keep = req.export_ipc = true;
+    req.flush_bytes = 2 * s.hello.l2_bytes + (8 << 20);
     auto r = run_candidate(s, req, where, cc);
     if (!r) break;
     auto dc = s.timed("compare", [&] {
-      return compare_dev(s, rc.tolerance, odescs, (*r)["outputs_ipc"], s.task.inplace ? nullptr : &*gins,
-                         &(*r)["inputs_ipc"], placement == 0, seed_index == 0 && placement == 0, placement == 1);
+      return compare_dev(s, rc.tolerance, odescs, r->outputs_ipc, s.task.inplace ? nullptr : &*gins, &r->inputs_ipc,
+                         placement == 0, seed_index == 0 && placement == 0, placement == 1);
     });
     if (!dc) {
       // A candidate process that ended itself after replying takes its buffers with it: that is
       // the candidate's failure, not the checker's.
-      if (auto ping = s.cand->call({{"cmd", "hello"}}, 10s); !ping) {
+      if (auto ping = s.cand->call(proto::HelloRequest{}, 10s); !ping.answered()) {
         classify_death(s.v, *s.cand, nullptr, where + " (after the call)");
         cc.ok = false;
         cc.detail = s.v.message;
@@ -181,10 +189,13 @@ bool draw_on_host(EvalSession& s, const ResolvedConfig& rc, int seed_index, uint
     std::string where = fmt::format("config '{}' seed {}{}{}", c.name, seed_index, wide ? " (wide)" : "",
                                     placement ? " (moved buffers)" : "");
     s.timed("arena", [&] { return put_inputs(s.cand->arena(), p.inputs, *ins), 0; });
-    json req = base_request(s.task, rc);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
-                {"outputs", p.outputs}, {"poison", placement}, {"placement", placement}});
-    if (!inplace) req["inputs_after"] = p.inputs_after;
+    proto::RunRequest req{call_args(s.task, rc)};
+    req.slot = "cand";
+    req.arena_size = p.layout.size;
+    req.inputs = p.inputs;
+    req.outputs = p.outputs;
+    req.poison = req.placement = placement;
+    if (!inplace) req.inputs_after = p.inputs_after;
     std::optional<GpuLock> lock = share_gpu(s);
     if (!lock) return false;
     auto r = run_candidate(s, req, where, cc);
@@ -248,13 +259,13 @@ bool any_over_host_budget(const EvalSession& s) {
   return false;
 }
 
-Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const json& outs, const json& outputs_ipc) {
+Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const std::vector<proto::TensorDesc>& outs,
+                         const std::vector<std::string>& outputs_ipc) {
   auto dc = compare_dev(s, r.tolerance, outs, outputs_ipc, nullptr, nullptr, true, false, false);
   if (!dc) return dc.unexpected();
   for (size_t o = 0; o < dc->outs.size(); ++o)
     if (!dc->outs[o].ok)
-      return fail("output '{}': {}", outs[o]["name"].get<std::string>(),
-                  dc->outs[o].describe(outs[o]["shape"].get<std::vector<int64_t>>()));
+      return fail("output '{}': {}", outs[o].name, dc->outs[o].describe(outs[o].shape));
   return {};
 }
 

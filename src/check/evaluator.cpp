@@ -15,7 +15,6 @@
 #include "util/gpu_lock.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
@@ -34,24 +33,22 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
   if (!gpu.empty()) ro.env["CUDA_VISIBLE_DEVICES"] = gpu;  // the GPU evaluated on, not the host's first
   auto runner = RunnerClient::start(ro);
   if (!runner) return runner.unexpected();
-  auto hello = (*runner)->call({{"cmd", "hello"}}, 60s);
-  if (!hello || !hello->value("ok", false))
-    return fail("no usable GPU: {}", hello ? field_or(*hello, "error", "") : hello.error().message);
-  if (!known_uuid.empty() && hello->value("uuid", "") != known_uuid)
-    return fail("measuring the ceilings of GPU {}: the runner started for it reports GPU {}", known_uuid,
-                hello->value("uuid", ""));
-  fs::path file = cache_dir() / "devices" / (hello->value("uuid", "unknown") + ".json");
+  auto hello = (*runner)->call(proto::HelloRequest{}, 60s);
+  if (!hello) return fail("no usable GPU: {}", hello.error().message);
+  if (!known_uuid.empty() && hello->uuid != known_uuid)
+    return fail("measuring the ceilings of GPU {}: the runner started for it reports GPU {}", known_uuid, hello->uuid);
+  fs::path file = cache_dir() / "devices" / ((hello->uuid.empty() ? "unknown" : hello->uuid) + ".json");
   if (!remeasure)
     if (auto text = read_file(file)) {
       json j = json::parse(*text, nullptr, false);
       if (!j.is_discarded()) return DeviceCeilings::from_json(j);
     }
   DeviceCeilings d;
-  d.name = hello->value("name", "");
-  d.uuid = hello->value("uuid", "");
-  auto bw = (*runner)->call({{"cmd", "bandwidth"}, {"bytes", size_t(1) << 30}}, 120s);
-  if (!bw || !bw->value("ok", false)) return fail("bandwidth probe failed");
-  d.copy_gbps = (*bw)["copy_gbps"];
+  d.name = hello->name;
+  d.uuid = hello->uuid;
+  auto bw = (*runner)->call(proto::BandwidthRequest{size_t(1) << 30}, 120s);
+  if (!bw) return fail("bandwidth probe failed");
+  d.copy_gbps = bw->copy_gbps;
   auto probe_src = read_file(kevo_home() / "src" / "time" / "sol_probe.cu");
   if (!probe_src) return probe_src.unexpected();
   CompileOptions co;
@@ -60,10 +57,11 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
   auto so = compile_cuda_shared(*probe_src, "sol_probe.cu", co);
   if (!so) return so.unexpected();
   if (!so->ok) return fail("cannot compile the SOL probe: {}", so->diagnostics);
-  auto pr = (*runner)->call({{"cmd", "probe"}, {"path", so->so_path.string()}}, 120s);
-  if (!pr || !pr->value("ok", false)) return fail("arithmetic probe failed");
-  d.fp32_tflops = (*pr)["tflops"].value("0", 0.0);
-  d.tensor_tflops = (*pr)["tflops"].value("1", 0.0);
+  auto pr = (*runner)->call(proto::ProbeRequest{so->so_path.string()}, 120s);
+  if (!pr) return fail("arithmetic probe failed");
+  auto peak = [&](const char* kind) { return pr->tflops.count(kind) ? pr->tflops.at(kind) : 0.0; };
+  d.fp32_tflops = peak("0");
+  d.tensor_tflops = peak("1");
   KEVO_TRY(write_file_atomic(file, d.to_json().dump(2)));
   return d;
 }
@@ -71,15 +69,16 @@ Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_
 namespace {
 // PyTorch timed on inputs that `runner` draws on the GPU and lends to the bridge (device data): no
 // tensor crosses the host. The lent buffers are freed again afterwards.
-Result<torch::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task& task, const json& set,
+Result<torch::TimeResult> time_torch_on_lent(RunnerClient& runner, const Task& task,
+                                               const std::vector<proto::TensorDesc>& set,
                                                const torch::TorchTimingOptions& o, torch::TorchBridge* bridge,
                                                std::chrono::milliseconds draw_timeout) {
-  auto m = runner.call({{"cmd", "materialize"}, {"inputs", set}, {"outputs", json::array()}}, draw_timeout);
-  if (!m || !m->value("ok", false))
-    return fail("kevo-runner could not draw the inputs for PyTorch: {}",
-                m ? field_or(*m, "error", m->dump()) : m.error().message);
-  auto r = torch::time_torch_on_device(task, device_tensors(set, (*m)["inputs_ipc"]), o, bridge);
-  (void)runner.call({{"cmd", "collect"}}, 60s);
+  auto m = runner.call(proto::MaterializeRequest{set, {}}, draw_timeout);
+  if (!m) return fail("kevo-runner could not draw the inputs for PyTorch: {}", m.error().message);
+  auto lent = device_tensors(set, m->inputs_ipc);
+  Result<torch::TimeResult> r = lent ? torch::time_torch_on_device(task, *lent, o, bridge)
+                                       : Result<torch::TimeResult>(lent.unexpected());
+  (void)runner.call(proto::CollectRequest{}, 60s);
   return r;
 }
 }  // namespace
@@ -156,27 +155,28 @@ std::future<EvalSession::Started> EvalSession::start_runner(const EvalOptions& o
     return p.get_future();
   }
   return std::async(std::launch::async, [c = std::move(*r)]() mutable -> Started {
-    auto h = c->call({{"cmd", "hello"}}, 60s);
+    auto h = c->call(proto::HelloRequest{}, 60s);
+    // A runner that answers it has no GPU is the machine's state, not a failure of the runner.
+    if (h.refusal()) return Error{h.error().message, ErrorCode::kNoCuda};
     if (!h) return h.unexpected();
-    return std::make_pair(std::move(c), *h);
+    return std::make_pair(std::move(c), std::move(*h));
   });
 }
 
 bool EvalSession::await_cand() {
   if (cand || !cand_start.valid()) return true;
   auto r = timed("runner_wait", [&] { return cand_start.get(); });
+  if (!r && r.error().code == ErrorCode::kNoCuda) {
+    v.set(Outcome::InfraError, Reason::kNoGpu,
+          fmt::format("no usable GPU ({}); use --compile-only on a machine without one", r.error().message));
+    return false;
+  }
   if (!r) {
     v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
     return false;
   }
   cand = std::move(r->first);
-  const json& h = r->second;
-  if (!h.value("ok", false)) {
-    v.set(Outcome::InfraError, Reason::kNoGpu,
-          fmt::format("no usable GPU ({}); use --compile-only on a machine without one", field_or(h, "error", "")));
-    return false;
-  }
-  hello = h;
+  hello = r->second;
   std::string seen = arch_from_hello(hello);
   (void)write_file_atomic(cache_dir() / "devices" / "last_arch", seen + "\n");
   if (opts.arch.empty()) arch = seen;
@@ -330,8 +330,8 @@ bool oracle_phase(EvalSession& s) {
   const auto timeout = s.opts.call_timeout * 3;
   if (wants_trusted_runner(s) && !s.await_trusted()) return false;
   if (s.trusted && s.base_so) {
-    auto l = s.trusted->call({{"cmd", "load"}, {"slot", "base"}, {"path", s.base_so->so_path.string()}}, 60s);
-    if (!l || !l->value("ok", false)) {
+    auto l = s.trusted->call(proto::LoadRequest{"base", s.base_so->so_path.string()}, 60s);
+    if (!l) {
       s.v.set(Outcome::InfraError, Reason::kBaseline, "cannot load the baseline in its own process");
       return false;
     }
@@ -354,8 +354,8 @@ bool oracle_phase(EvalSession& s) {
     }
     s.oracle = make_cpu_oracle(task, std::move(*ref));
     if (s.opts.baseline_mode && s.trusted) {  // configs over the host budget: the baseline against itself
-      auto l = s.trusted->call({{"cmd", "load"}, {"slot", "base"}, {"path", s.cand_so->so_path.string()}}, 60s);
-      if (!l || !l->value("ok", false)) {
+      auto l = s.trusted->call(proto::LoadRequest{"base", s.cand_so->so_path.string()}, 60s);
+      if (!l) {
         s.v.set(Outcome::InfraError, Reason::kBaseline, "cannot load the baseline in a second process");
         return false;
       }
@@ -375,20 +375,19 @@ bool oracle_phase(EvalSession& s) {
 // The candidate's library into its own runner, which gets the seccomp filter first; nothing else
 // is ever loaded there.
 bool load_phase(EvalSession& s) {
-  auto l = s.cand->call({{"cmd", "load"}, {"slot", "cand"}, {"path", s.cand_so->so_path.string()}, {"untrusted", true}}, 60s);
-  if (!l) {
+  auto l = s.cand->call(proto::LoadRequest{"cand", s.cand_so->so_path.string(), true}, 60s);
+  if (!l && !l.answered()) {
     classify_death(s.v, *s.cand, nullptr, "loading the candidate");
     return false;
   }
-  if (!l->value("ok", false)) {
-    s.v.set(Outcome::CompileError, Reason::kLoad, field_or(*l, "error", "cannot load the candidate"));
+  if (!l) {  // refused (or answered with nonsense, from a static constructor's write to the channel)
+    s.v.set(Outcome::CompileError, Reason::kLoad, l.error().message);
     return false;
   }
-  if (l->contains("state") && !(*l)["state"].is_null())
-    if (auto st = proto::decode<proto::DeviceState>((*l)["state"], "load reply")) s.state_at_load = *st;
-  if (const json& sb = (*l)["sandbox"]; sb.is_string())
-    s.v.flags.push_back({Reason::kSandboxUnavailable, "the candidate's runner has no seccomp filter: " + sb.get<std::string>()});
-  if (int b = l->value("threads_before", 0), a = l->value("threads_after", 0); a > b) {
+  s.state_at_load = l->state;
+  if (!l->sandboxed && !l->sandbox_error.empty())
+    s.v.flags.push_back({Reason::kSandboxUnavailable, "the candidate's runner has no seccomp filter: " + l->sandbox_error});
+  if (int b = l->threads_before, a = l->threads_after; a > b) {
     std::string d = fmt::format("loading the candidate: the process had {} threads before and {} after: a "
                                 "static constructor started a host thread",
                                 b, a);
@@ -400,7 +399,7 @@ bool load_phase(EvalSession& s) {
 }
 
 Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
-  const std::string uuid = s.hello.value("uuid", "unknown");
+  const std::string uuid = s.hello.uuid.empty() ? "unknown" : s.hello.uuid;
   auto l = GpuLock::acquire(
       uuid, std::chrono::minutes(30),
       [&](const std::string& holder) { spdlog::info("GPU {} is held by {}: waiting for it", uuid, holder); }, mode);
@@ -412,7 +411,7 @@ Result<GpuLock> lock_gpu(EvalSession& s, GpuLock::Mode mode) {
 // work, whatever the clocks said.
 static void sol_check(EvalSession& s, const ResolvedConfig& r) {
   Timing& t = *s.v.timing;
-  auto dev = device_ceilings(false, s.hello.value("uuid", ""), s.opts.gpu);
+  auto dev = device_ceilings(false, s.hello.uuid, s.opts.gpu);
   if (!dev) {
     s.v.flags.push_back({Reason::kSolUnavailable, dev.error().message});
     return;
@@ -453,20 +452,21 @@ void timing_phase(EvalSession& s) {
   ts.trusted = s.opts.baseline_mode ? s.cand.get() : s.trusted.get();
   ts.compare_ipc = s.opts.device_data;
   ts.seed = s.v.seed;
-  ts.l2_bytes = s.hello.value("l2_bytes", size_t(50) << 20);
+  ts.l2_bytes = s.hello.l2_bytes;
   ts.budget_s = s.opts.time_budget_s;
   ts.target_rel_ci = s.opts.target_rel_ci;
   ts.call_timeout = s.opts.call_timeout;
   if (!ts.has_baseline && s.dev_data)
-    ts.validate_last = [&s, &rc](const json& ins, const json& outs, const json& ipc) -> Status {
+    ts.validate_last = [&s, &rc](const std::vector<proto::TensorDesc>& ins, const std::vector<proto::TensorDesc>& outs,
+                                 const std::vector<std::string>& ipc) -> Status {
       KEVO_TRY(s.oracle->device_outputs(*rc.config, ins, outs));
       return compare_on_device(s, rc, outs, ipc);
     };
   if (s.opts.torch_time && !s.task.torch_reference.empty())
     if (auto g = drawn_inputs(rc, s.v.seed + kTimingSeedOffset, false)) s.torch_set = *g;
   // The correctness buffers are not needed any more: a GB-sized task must fit its timing beside them.
-  (void)s.cand->call({{"cmd", "release"}, {"prefixes", json::array({"cand/"})}}, 60s);
-  if (ts.trusted != ts.cand) (void)ts.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "snap/"})}}, 60s);
+  (void)s.cand->call(proto::ReleaseRequest{{"cand/"}}, 60s);
+  if (ts.trusted != ts.cand) (void)ts.trusted->call(proto::ReleaseRequest{{"base/", "snap/"}}, 60s);
   // One timer per GPU: correctness checks may share it, timing may not (util/gpu_lock.h).
   auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
   if (!lock) return s.v.set(Outcome::InfraError, Reason::kGpuBusy, lock.error().message);
@@ -482,7 +482,7 @@ void timing_phase(EvalSession& s) {
 
 // The task's PyTorch side on the same inputs, once kevo's own processes are gone.
 void pytorch_phase(EvalSession& s) {
-  if (s.task.torch_reference.empty() || s.torch_set.is_null()) return;
+  if (s.task.torch_reference.empty() || !s.torch_set) return;
   s.next_phase(EvalPhase::kPytorch);
   s.cand.reset();
   torch::TorchTimingOptions to;
@@ -492,12 +492,12 @@ void pytorch_phase(EvalSession& s) {
   Result<torch::TimeResult> r = fail("not timed");
   if (!s.trusted && !s.await_trusted()) return;
   // The trusted runner, idle, keeps only the lent inputs while PyTorch runs.
-  auto rel = s.trusted->call({{"cmd", "release"}, {"prefixes", json::array({""})}}, 60s);
+  auto rel = s.trusted->call(proto::ReleaseRequest{{""}}, 60s);
   quiet_gpu();
   auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
   if (!lock) r = fail("{}", lock.error().message);
   else if (!rel) r = fail("the oracle's runner could not free its buffers for PyTorch: {}", rel.error().message);
-  else r = time_torch_on_lent(*s.trusted, s.task, s.torch_set, to, bridge, s.opts.call_timeout * 3);
+  else r = time_torch_on_lent(*s.trusted, s.task, *s.torch_set, to, bridge, s.opts.call_timeout * 3);
   s.trusted.reset();
   if (r) {
     s.v.timing->pytorch = std::move(*r);

@@ -4,10 +4,12 @@
 
 namespace kevo {
 
-json Layout::add(const std::string& name, DType dt, const std::vector<int64_t>& shape, size_t nbytes) {
+proto::TensorDesc Layout::add(const std::string& name, DType dt, const std::vector<int64_t>& shape, size_t nbytes) {
   size_t off = (size + 255) & ~size_t(255);
   size = off + nbytes;
-  return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", shape}, {"offset", off}, {"nbytes", nbytes}};
+  int64_t numel = 1;
+  for (auto x : shape) numel *= x;
+  return {name, static_cast<int>(dt), shape, numel, nbytes, off, std::nullopt};
 }
 
 Prepared prepare(const ResolvedConfig& r, const std::vector<HostTensor>& ins, bool want_inputs_after) {
@@ -20,21 +22,19 @@ Prepared prepare(const ResolvedConfig& r, const std::vector<HostTensor>& ins, bo
   return p;
 }
 
-void put_inputs(Arena& a, const json& descs, const std::vector<HostTensor>& ins) {
-  for (size_t i = 0; i < ins.size(); ++i)
-    std::memcpy(a.data() + descs[i]["offset"].get<size_t>(), ins[i].bytes.data(), ins[i].bytes.size());
+void put_inputs(Arena& a, const std::vector<proto::TensorDesc>& descs, const std::vector<HostTensor>& ins) {
+  for (size_t i = 0; i < ins.size(); ++i) std::memcpy(a.data() + descs[i].offset, ins[i].bytes.data(), ins[i].bytes.size());
 }
 
-bool arena_holds(Arena& a, const json& d, const HostTensor& t) {
-  return std::memcmp(a.data() + d["offset"].get<size_t>(), t.bytes.data(), t.bytes.size()) == 0;
+bool arena_holds(Arena& a, const proto::TensorDesc& d, const HostTensor& t) {
+  return std::memcmp(a.data() + d.offset, t.bytes.data(), t.bytes.size()) == 0;
 }
 
-std::vector<HostTensor> get_outputs(Arena& a, const json& descs) {
+std::vector<HostTensor> get_outputs(Arena& a, const std::vector<proto::TensorDesc>& descs) {
   std::vector<HostTensor> out;
   for (const auto& d : descs) {
-    HostTensor t = make_tensor(d["name"], static_cast<DType>(d["dtype"].get<int>()),
-                               d["shape"].get<std::vector<int64_t>>());
-    std::memcpy(t.bytes.data(), a.data() + d["offset"].get<size_t>(), t.bytes.size());
+    HostTensor t = make_tensor(d.name, static_cast<DType>(d.dtype), d.shape);
+    std::memcpy(t.bytes.data(), a.data() + d.offset, t.bytes.size());
     out.push_back(std::move(t));
   }
   return out;

@@ -4,7 +4,6 @@
 
 #include "check/host_data.h"
 #include "check/runner_replies.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -19,7 +18,8 @@ class CpuOracle : public Oracle {
     for (auto& v : *d) outs.push_back(Expected::of(std::move(v)));
     return outs;
   }
-  Status device_outputs(const Config&, const json&, const json&) override {
+  Status device_outputs(const Config&, const std::vector<proto::TensorDesc>&,
+                        const std::vector<proto::TensorDesc>&) override {
     return fail("the CPU reference has no device data plane");
   }
   bool on_device() const override { return false; }
@@ -38,11 +38,13 @@ class BaselineOracle : public Oracle {
     const Prepared p = prepare(*rc, ins, false);
     KEVO_TRY(r_.arena().resize(p.layout.size));
     put_inputs(r_.arena(), p.inputs, ins);
-    json req = base_request(task_, *rc);
-    req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
-                {"outputs", p.outputs}, {"poison", 0}, {"placement", 0}});
+    proto::RunRequest req{call_args(task_, *rc)};
+    req.slot = "base";
+    req.arena_size = p.layout.size;
+    req.inputs = p.inputs;
+    req.outputs = p.outputs;
     auto r = r_.call(req, timeout_);
-    if (!ran_ok(r)) return fail("the baseline (oracle) failed on config '{}': {}", c.name, r ? r->dump() : r.error().message);
+    if (auto why = failure(r)) return fail("the baseline (oracle) failed on config '{}': {}", c.name, *why);
     std::vector<Expected> outs;
     for (auto& t : get_outputs(r_.arena(), p.outputs)) {
       if (count_unwritten(t)) return fail("the baseline (oracle) left outputs unwritten on '{}'", c.name);
@@ -50,21 +52,27 @@ class BaselineOracle : public Oracle {
     }
     return outs;
   }
-  Status device_outputs(const Config& c, const json& gins, const json& outs) override {
+  Status device_outputs(const Config& c, const std::vector<proto::TensorDesc>& gins,
+                        const std::vector<proto::TensorDesc>& outs) override {
     auto rc = task_.resolve(c);
     if (!rc) return rc.unexpected();
-    json req = base_request(task_, *rc);
-    req.update({{"cmd", "run"}, {"slot", "base"}, {"arena_size", 0}, {"inputs", gins}, {"outputs", outs},
-                {"poison", 0}, {"placement", 0}, {"keep", true}});
+    proto::RunRequest req{call_args(task_, *rc)};
+    req.slot = "base";
+    req.inputs = gins;
+    req.outputs = outs;
+    req.keep = true;
     auto r = r_.call(req, timeout_);
-    if (!ran_ok(r)) return fail("the baseline (oracle) failed on config '{}': {}", c.name, r ? r->dump() : r.error().message);
+    if (auto why = failure(r)) return fail("the baseline (oracle) failed on config '{}': {}", c.name, *why);
     return {};
   }
   bool on_device() const override { return true; }
 
  private:
-  static bool ran_ok(const Result<json>& r) {
-    return r && r->value("ok", false) && r->value("rc", 0) == 0 && r->value("launch_error", "").empty();
+  // Why the baseline's call failed (its reply, or why there was none); nullopt when it ran cleanly.
+  static std::optional<std::string> failure(const CallResult<proto::RunReply>& r) {
+    if (!r) return r.error().message;
+    if (r->rc != 0 || !r->launch_error.empty()) return json(*r).dump();
+    return std::nullopt;
   }
   const Task& task_;
   RunnerClient& r_;
@@ -91,18 +99,20 @@ class TorchOracleImpl : public Oracle {
   }
   // The trusted runner draws the inputs and lends copies (and output buffers) to the bridge, which
   // runs the module on them in place; `collect` makes its outputs the runner's base/out/<name>.
-  Status device_outputs(const Config& c, const json& gins, const json& outs) override {
-    auto m = r_->call({{"cmd", "materialize"}, {"inputs", gins}, {"outputs", outs}}, timeout_);
-    if (!m || !m->value("ok", false))
-      return fail("the oracle's runner could not draw the inputs of config '{}': {}", c.name,
-                  m ? field_or(*m, "error", m->dump()) : m.error().message);
-    auto st = oracle_->outputs_into(c, device_tensors(gins, (*m)["inputs_ipc"]), device_tensors(outs, (*m)["outputs_ipc"]),
-                                    device_);
-    auto col = r_->call({{"cmd", "collect"}, {"outputs", st ? outs : json::array()}}, timeout_);
+  Status device_outputs(const Config& c, const std::vector<proto::TensorDesc>& gins,
+                        const std::vector<proto::TensorDesc>& outs) override {
+    auto m = r_->call(proto::MaterializeRequest{gins, outs}, timeout_);
+    if (!m)
+      return fail("the oracle's runner could not draw the inputs of config '{}': {}", c.name, m.error().message);
+    auto lent_ins = device_tensors(gins, m->inputs_ipc);
+    auto lent_outs = device_tensors(outs, m->outputs_ipc);
+    Status st = !lent_ins ? lent_ins.unexpected() : !lent_outs ? lent_outs.unexpected()
+                                                               : oracle_->outputs_into(c, *lent_ins, *lent_outs, device_);
+    auto col = r_->call(proto::CollectRequest{st ? outs : std::vector<proto::TensorDesc>{}}, timeout_);
     if (!st) return fail("the PyTorch reference failed on config '{}': {}", c.name, st.error().message);
-    if (!col || !col->value("ok", false))
+    if (!col)
       return fail("the oracle's runner could not take PyTorch's outputs of config '{}': {}", c.name,
-                  col ? field_or(*col, "error", col->dump()) : col.error().message);
+                  col.error().message);
     return {};
   }
   Status lent_outputs(const Config& c, const std::vector<torch::DeviceTensor>& ins,

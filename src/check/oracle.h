@@ -23,7 +23,8 @@ class Oracle {
   virtual Result<std::vector<Expected>> host_outputs(const Config& c, const std::vector<HostTensor>& ins) = 0;
   // Device data: the trusted runner draws the inputs `gins` describes and leaves the reference
   // outputs in its base/out/<name>, where its comparisons read them.
-  virtual Status device_outputs(const Config& c, const json& gins, const json& outs) = 0;
+  virtual Status device_outputs(const Config& c, const std::vector<proto::TensorDesc>& gins,
+                                const std::vector<proto::TensorDesc>& outs) = 0;
   // Whether device_outputs works here (a trusted runner exists, and for PyTorch, a bridge on CUDA).
   virtual bool on_device() const = 0;
   // Device data, a second opinion: outputs for inputs another runner drew and lent (IPC handles,

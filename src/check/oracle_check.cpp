@@ -13,7 +13,6 @@
 #include "task/draw.h"
 #include "task/resolved.h"
 #include "torch/torch_timing.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -160,9 +159,9 @@ Result<std::unique_ptr<RunnerClient>> gpu_runner(const OracleCheckOptions& opts)
   eo.gpu = opts.gpu;
   auto r = RunnerClient::start(runner_options(eo));
   if (!r) return r.unexpected();
-  auto h = (*r)->call({{"cmd", "hello"}}, std::chrono::seconds(60));
+  auto h = (*r)->call(proto::HelloRequest{}, std::chrono::seconds(60));
+  if (h.refusal()) return fail("no usable GPU: {}", h.error().message);
   if (!h) return h.unexpected();
-  if (!h->value("ok", false)) return fail("no usable GPU: {}", field_or(*h, "error", ""));
   return std::move(*r);
 }
 
@@ -188,35 +187,40 @@ bool rig_alive(DeviceRig& rig) { return rig.trusted->alive() && rig.lender->aliv
 // Descriptors of all-zero tensors shaped as the outputs (a uniform draw of half-width 0), drawn into
 // the trusted runner's base/in/zero_<name>: comparing an output with them at zero tolerance counts
 // its NaN/Inf (nonfinite), its untouched poison (unwritten) and its non-zero elements (mismatches).
-json zero_descs(const json& outs) {
-  json z = json::array();
-  for (const auto& d : outs)
-    z.push_back({{"name", "zero_" + d["name"].get<std::string>()}, {"dtype", d["dtype"]}, {"shape", d["shape"]},
-                 {"nbytes", d["nbytes"]}, {"gen", {{"kind", kDrawUniform}, {"a", 0.0}, {"b", 0.0}, {"lo", 0}, {"hi", 1}, {"base", 0}}}});
+std::vector<proto::TensorDesc> zero_descs(const std::vector<proto::TensorDesc>& outs) {
+  std::vector<proto::TensorDesc> z;
+  for (const auto& d : outs) {
+    proto::Gen zero;
+    zero.kind = kDrawUniform, zero.a = 0.0, zero.b = 0.0;
+    z.push_back({"zero_" + d.name, d.dtype, d.shape, d.numel, d.nbytes, 0, zero});
+  }
   return z;
 }
 
 // The lent outputs (run 2) against `ref_prefix`<name> in the trusted runner, at (atol, rtol).
-Result<std::vector<Comparison>> compare_lent(DeviceRig& rig, const json& outs, const json& ipc, const std::string& ref_prefix,
+Result<std::vector<Comparison>> compare_lent(DeviceRig& rig, const std::vector<proto::TensorDesc>& outs,
+                                             const std::vector<std::string>& ipc, const std::string& ref_prefix,
                                              double atol, double rtol, std::chrono::milliseconds timeout) {
-  json jo = json::array();
+  if (ipc.size() != outs.size()) return fail("the second runner lent {} buffers for {} outputs", ipc.size(), outs.size());
+  proto::CompareRequest q{atol, rtol};
   for (size_t i = 0; i < outs.size(); ++i)
-    jo.push_back({{"ipc", ipc.at(i)}, {"dtype", outs[i]["dtype"]}, {"numel", outs[i]["numel"]},
-                  {"nbytes", outs[i]["nbytes"]}, {"ref", ref_prefix + outs[i]["name"].get<std::string>()},
-                  {"ref_nbytes", outs[i]["nbytes"]}, {"check_poison", true}});
-  auto r = rig.trusted->call({{"cmd", "compare"}, {"atol", atol}, {"rtol", rtol}, {"outputs", jo}}, timeout);
-  if (!r || !r->value("ok", false))
-    return fail("the oracle's runner could not compare the two runs: {}", r ? field_or(*r, "error", r->dump()) : r.error().message);
+    q.outputs.push_back({ipc[i], outs[i].dtype, std::nullopt, outs[i].numel, outs[i].nbytes, ref_prefix + outs[i].name,
+                         outs[i].nbytes, true});
+  auto r = rig.trusted->call(q, timeout);
+  if (!r) return fail("the oracle's runner could not compare the two runs: {}", r.error().message);
+  if (r->outputs.size() != outs.size())
+    return fail("the oracle's runner compared {} of {} outputs", r->outputs.size(), outs.size());
   std::vector<Comparison> cmps;
-  for (const auto& o : (*r)["outputs"]) cmps.push_back(comparison_of(o["cmp"]));
+  for (const auto& o : r->outputs) cmps.push_back(comparison_of(o.cmp));
   return cmps;
 }
 
-std::optional<OracleConfigResult> judge_device(const Config& c, const json& outs, const std::vector<Comparison>& vs_zero,
+std::optional<OracleConfigResult> judge_device(const Config& c, const std::vector<proto::TensorDesc>& outs,
+                                               const std::vector<Comparison>& vs_zero,
                                                const std::vector<Comparison>& vs_first, const Tolerance& tol, double& max_diff) {
   for (size_t i = 0; i < outs.size(); ++i) {
-    std::string name = outs[i]["name"];
-    auto shape = outs[i]["shape"].get<std::vector<int64_t>>();
+    const std::string& name = outs[i].name;
+    const auto& shape = outs[i].shape;
     const Comparison &z = vs_zero.at(i), &f = vs_first.at(i);
     max_diff = std::max(max_diff, f.max_abs_err);
     if (z.unwritten)
@@ -245,29 +249,34 @@ OracleConfigResult check_config_device(DeviceRig& rig, const Task& task, const C
   const Tolerance& tol = rc->tolerance;
   auto gins = drawn_inputs(*rc, seed, false);
   if (!gins) return failed(c, OracleCheckReason::kOracleFailed, gins.error().message);
-  const json outs = output_descs(*rc);
+  const std::vector<proto::TensorDesc> outs = output_descs(*rc);
   auto why = [&] { return rig_alive(rig) ? OracleCheckReason::kOracleFailed : OracleCheckReason::kInfraError; };
   auto t0 = Clock::now();
   if (auto st = rig.oracle->device_outputs(c, *gins, outs); !st) return failed(c, why(), st.error().message);
-  auto m = rig.lender->call({{"cmd", "materialize"}, {"inputs", *gins}, {"outputs", outs}}, timeout);
-  if (!m || !m->value("ok", false))
+  auto m = rig.lender->call(proto::MaterializeRequest{*gins, outs}, timeout);
+  if (!m)
     return failed(c, OracleCheckReason::kInfraError,
-                  fmt::format("the second runner could not draw the inputs of config '{}': {}", c.name,
-                              m ? field_or(*m, "error", m->dump()) : m.error().message));
-  auto st = rig.oracle->lent_outputs(c, device_tensors(*gins, (*m)["inputs_ipc"]), device_tensors(outs, (*m)["outputs_ipc"]));
+                  fmt::format("the second runner could not draw the inputs of config '{}': {}", c.name, m.error().message));
+  auto lent_ins = device_tensors(*gins, m->inputs_ipc);
+  auto lent_outs = device_tensors(outs, m->outputs_ipc);
+  if (!lent_ins || !lent_outs)
+    return failed(c, OracleCheckReason::kInfraError,
+                  fmt::format("the second runner, config '{}': {}", c.name,
+                              (!lent_ins ? lent_ins.error() : lent_outs.error()).message));
+  auto st = rig.oracle->lent_outputs(c, *lent_ins, *lent_outs);
   double secs = seconds_since(t0);
   Result<std::vector<Comparison>> vs_zero = fail("not compared"), vs_first = fail("not compared");
   if (st) {
-    auto z = rig.trusted->call({{"cmd", "materialize"}, {"inputs", zero_descs(outs)}, {"outputs", json::array()}}, timeout);
-    if (!z || !z->value("ok", false))
-      vs_zero = fail("the oracle's runner could not make zero tensors: {}", z ? field_or(*z, "error", z->dump()) : z.error().message);
+    auto z = rig.trusted->call(proto::MaterializeRequest{zero_descs(outs), {}}, timeout);
+    if (!z)
+      vs_zero = fail("the oracle's runner could not make zero tensors: {}", z.error().message);
     else
-      vs_zero = compare_lent(rig, outs, (*m)["outputs_ipc"], "base/in/zero_", 0.0, 0.0, timeout);
-    if (vs_zero) vs_first = compare_lent(rig, outs, (*m)["outputs_ipc"], "base/out/", tol.atol, tol.rtol, timeout);
+      vs_zero = compare_lent(rig, outs, m->outputs_ipc, "base/in/zero_", 0.0, 0.0, timeout);
+    if (vs_zero) vs_first = compare_lent(rig, outs, m->outputs_ipc, "base/out/", tol.atol, tol.rtol, timeout);
   }
   // What was drawn and lent for this config is freed before the next.
-  (void)rig.lender->call({{"cmd", "collect"}}, timeout);
-  (void)rig.trusted->call({{"cmd", "release"}, {"prefixes", json::array({"base/", "xfer/"})}}, timeout);
+  (void)rig.lender->call(proto::CollectRequest{}, timeout);
+  (void)rig.trusted->call(proto::ReleaseRequest{{"base/", "xfer/"}}, timeout);
   OracleConfigResult r = !st ? failed(c, why(), st.error().message)
                          : !vs_zero ? failed(c, OracleCheckReason::kInfraError, vs_zero.error().message)
                          : !vs_first ? failed(c, OracleCheckReason::kInfraError, vs_first.error().message)

@@ -1,7 +1,6 @@
 #include "check/runner_replies.h"
 
 #include <algorithm>
-#include <cmath>
 #include <csignal>
 
 #include <fmt/format.h>
@@ -9,15 +8,16 @@
 
 #include "run/protocol.h"
 #include "task/tensor.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 using namespace std::chrono_literals;
 
-json base_request(const Task& task, const ResolvedConfig& r) {
-  std::vector<double> scalars;
-  for (const auto& s : task.scalars) scalars.push_back(s.value);
-  return {{"dims", r.dims}, {"scalars", scalars}, {"workspace_bytes", r.workspace_bytes}};
+proto::CallArgs call_args(const Task& task, const ResolvedConfig& r) {
+  proto::CallArgs a;
+  for (const auto& s : task.scalars) a.scalars.push_back(s.value);
+  a.dims = r.dims;
+  a.workspace_bytes = r.workspace_bytes;
+  return a;
 }
 
 Reason fatal_cuda_reason(int cuda_error) {
@@ -36,13 +36,10 @@ Reason fatal_cuda_reason(int cuda_error) {
   return Reason::kCudaError;
 }
 
-void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what) {
-  if (reply) {
-    auto e = proto::decode<proto::ErrorReply>(*reply, "runner reply");
-    if (e && e->fatal) {
-      v.set(Outcome::Crash, fatal_cuda_reason(e->cuda_error), fmt::format("{}: {}", what, e->error));
-      return;
-    }
+void classify_death(Verdict& v, RunnerClient& r, const proto::ErrorReply* refusal, const std::string& what) {
+  if (refusal && refusal->fatal) {
+    v.set(Outcome::Crash, fatal_cuda_reason(refusal->cuda_error), fmt::format("{}: {}", what, refusal->error));
+    return;
   }
   if (!r.death()) {
     v.set(Outcome::InfraError, Reason::kRunner, fmt::format("{}: the runner failed without dying", what));
@@ -74,32 +71,29 @@ double hidden_ms(double after_stream_ms, double after_stream_cpu_ms) {
   return std::min(after_stream_ms, after_stream_cpu_ms);
 }
 
-bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden) {
-  for (const auto& x : r.value("violations", json::array())) {
-    const Reason kind = violation_reason(x.value("kind", "guard"));
-    v.flags.push_back({kind, where + ": " + x.value("detail", "")});
-    v.set(Outcome::Unsafe, kind, where + ": " + x.value("detail", ""));
+bool check_run_reply(Verdict& v, const proto::RunReply& r, const std::string& where, bool check_hidden) {
+  for (const auto& x : r.violations) {
+    const Reason kind = violation_reason(x.kind);
+    v.flags.push_back({kind, where + ": " + x.detail});
+    v.set(Outcome::Unsafe, kind, where + ": " + x.detail);
   }
-  if (r.value("threads_after", 0) > r.value("threads_before", 0)) {
+  if (r.threads_after > r.threads_before) {
     std::string d = fmt::format("{}: the process had {} threads before the call and {} after: the "
                                 "candidate left a host thread running",
-                                where, r.value("threads_before", 0), r.value("threads_after", 0));
+                                where, r.threads_before, r.threads_after);
     v.flags.push_back({Reason::kHostThread, d});
     v.set(Outcome::Unsafe, Reason::kHostThread, d);
   }
-  std::string le = r.value("launch_error", "");
-  if (!le.empty()) v.set(Outcome::Crash, Reason::kLaunchError, where + ": " + le);
-  if (r.value("rc", 0) != 0)
-    v.set(Outcome::Crash, Reason::kReturnedError,
-          fmt::format("{}: kevo_forward returned {}", where, r.value("rc", 0)));
+  if (!r.launch_error.empty()) v.set(Outcome::Crash, Reason::kLaunchError, where + ": " + r.launch_error);
+  if (r.rc != 0)
+    v.set(Outcome::Crash, Reason::kReturnedError, fmt::format("{}: kevo_forward returned {}", where, r.rc));
   if (check_hidden) {
-    double span = r.value("span_ms", 0.0);
-    double wall = r.value("after_stream_ms", 0.0), after = hidden_ms(wall, r.value("after_stream_cpu_ms", wall));
+    const double after = hidden_ms(r.after_stream_ms, r.after_stream_cpu_ms);
     // Work the device-wide sync still waited for once the given stream was idle ran elsewhere.
     if (after > kHiddenWorkMs) {
       std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after the given stream "
                                   "finished its {:.2f} ms of work",
-                                  where, after, span);
+                                  where, after, r.span_ms);
       v.flags.push_back({Reason::kHiddenWork, d});
       v.set(Outcome::Unsafe, Reason::kHiddenWork, d);
     }
@@ -107,33 +101,29 @@ bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool c
   return v.outcome == Outcome::Pass;
 }
 
-Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide) {
-  json arr = json::array();
+Result<std::vector<proto::TensorDesc>> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide) {
+  std::vector<proto::TensorDesc> descs;
   for (const auto& in : r.inputs) {
     auto d = draw_spec(*in.spec, r.config->dims, seed, wide);
     if (!d) return d.unexpected();
-    arr.push_back({{"name", in.name()},
-                   {"dtype", static_cast<int>(in.dtype())},
-                   {"shape", in.shape},
-                   {"nbytes", in.nbytes},
-                   {"gen", proto::Gen::of(*d)}});
+    descs.push_back({in.name(), static_cast<int>(in.dtype()), in.shape, in.numel, in.nbytes, 0, proto::Gen::of(*d)});
   }
-  return arr;
+  return descs;
 }
 
-json output_descs(const ResolvedConfig& r) {
-  json arr = json::array();
+std::vector<proto::TensorDesc> output_descs(const ResolvedConfig& r) {
+  std::vector<proto::TensorDesc> descs;
   for (const auto& o : r.outputs)
-    arr.push_back({{"name", o.name()}, {"dtype", static_cast<int>(o.dtype())}, {"shape", o.shape},
-                   {"numel", o.numel}, {"nbytes", o.nbytes}});
-  return arr;
+    descs.push_back({o.name(), static_cast<int>(o.dtype()), o.shape, o.numel, o.nbytes, 0, std::nullopt});
+  return descs;
 }
 
-std::vector<torch::DeviceTensor> device_tensors(const json& descs, const json& ipc) {
+Result<std::vector<torch::DeviceTensor>> device_tensors(const std::vector<proto::TensorDesc>& descs,
+                                                          const std::vector<std::string>& ipc) {
+  if (ipc.size() != descs.size()) return fail("the runner lent {} buffers for {} tensors", ipc.size(), descs.size());
   std::vector<torch::DeviceTensor> out;
   for (size_t i = 0; i < descs.size(); ++i)
-    out.push_back({descs[i].at("name").get<std::string>(), static_cast<DType>(descs[i].at("dtype").get<int>()),
-                   descs[i].at("shape").get<std::vector<int64_t>>(), ipc.at(i).get<std::string>()});
+    out.push_back({descs[i].name, static_cast<DType>(descs[i].dtype), descs[i].shape, ipc[i]});
   return out;
 }
 
@@ -143,25 +133,17 @@ Reason violation_reason(std::string_view kind) {
   return Reason::kGuard;
 }
 
-Comparison comparison_of(const json& j, Reason fail_reason) {
-  // Non-finite values travel as "nan", "inf", "-inf" (JSON has no such numbers).
-  auto num = [&](const char* k) {
-    if (!j.contains(k)) return 0.0;
-    const json& x = j[k];
-    if (x.is_number()) return x.get<double>();
-    std::string t = x.is_string() ? x.get<std::string>() : "nan";
-    return t == "inf" ? HUGE_VAL : t == "-inf" ? -HUGE_VAL : std::nan("");
-  };
+Comparison comparison_of(const proto::CompareCounts& j, Reason fail_reason) {
   Comparison c;
-  c.count = j.value("count", int64_t(0));
-  c.mismatches = j.value("mismatches", int64_t(0));
-  c.unwritten = j.value("unwritten", int64_t(0));
-  c.nonfinite = j.value("nonfinite", int64_t(0));
-  c.first_bad = j.value("first_bad", int64_t(-1));
-  c.first_got = num("first_got");
-  c.first_want = num("first_want");
-  c.max_abs_err = num("max_abs_err");
-  c.max_rel_err = num("max_rel_err");
+  c.count = j.count;
+  c.mismatches = j.mismatches;
+  c.unwritten = j.unwritten;
+  c.nonfinite = j.nonfinite;
+  c.first_bad = j.first_bad;
+  c.first_got = j.first_got;
+  c.first_want = j.first_want;
+  c.max_abs_err = j.max_abs_err;
+  c.max_rel_err = j.max_rel_err;
   c.ok = c.mismatches == 0;
   if (!c.ok)
     c.reason = fail_reason != Reason::kNone ? fail_reason
@@ -171,8 +153,8 @@ Comparison comparison_of(const json& j, Reason fail_reason) {
   return c;
 }
 
-std::string arch_from_hello(const json& h) {
-  return fmt::format("sm_{}{}", h.value("cc_major", 9), h.value("cc_minor", 0));
+std::string arch_from_hello(const proto::HelloReply& h) {
+  return fmt::format("sm_{}{}", h.cc_major, h.cc_minor);
 }
 
 }  // namespace kevo

@@ -1,6 +1,6 @@
-// What the checker builds for, and reads from, its runners beyond the typed messages: the request
-// parts every call shares, input and output descriptors, the guard results of a reply, and what
-// a runner's death means for the verdict. Thread-safety: plain functions.
+// What the checker builds for, and reads from, its runners (the messages are run/protocol.h's):
+// the request parts every call shares, input and output descriptors, the guard results of a reply,
+// and what a runner's death means for the verdict. Thread-safety: plain functions.
 #pragma once
 
 #include <string>
@@ -17,26 +17,28 @@
 
 namespace kevo {
 
-// dims, scalars and workspace_bytes of a call on config r.
-json base_request(const Task& task, const ResolvedConfig& r);
+// The scalars, dims and workspace_bytes of a call on config r (a run or time_batch request's).
+proto::CallArgs call_args(const Task& task, const ResolvedConfig& r);
 
 // Input descriptors the runners fill on the GPU themselves (task/draw.h): no bytes cross the
 // checker's memory, the arena or the PCIe bus.
-Result<json> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
-json output_descs(const ResolvedConfig& r);
+Result<std::vector<proto::TensorDesc>> drawn_inputs(const ResolvedConfig& r, uint64_t seed, bool wide);
+std::vector<proto::TensorDesc> output_descs(const ResolvedConfig& r);
 
-// Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them.
-std::vector<torch::DeviceTensor> device_tensors(const json& descs, const json& ipc);
+// Tensors a runner exported (descriptors and their IPC handles, in order), as the bridge takes them;
+// an error when the runner lent another number of buffers.
+Result<std::vector<torch::DeviceTensor>> device_tensors(const std::vector<proto::TensorDesc>& descs,
+                                                          const std::vector<std::string>& ipc);
 
 // A comparison made on the GPU by the oracle's runner (runner/device_data.h), in compare.h's terms;
 // a failed one has `fail_reason`, or with kNone the most telling of unwritten, nan and mismatch.
-Comparison comparison_of(const json& j, Reason fail_reason = Reason::kNone);
+Comparison comparison_of(const proto::CompareCounts& c, Reason fail_reason = Reason::kNone);
 
 // The reason of a guard violation the runner reported by its kind ("foreign_stream", ...); a kind
 // this build does not know is kGuard.
 Reason violation_reason(std::string_view kind);
 
-std::string arch_from_hello(const json& h);
+std::string arch_from_hello(const proto::HelloReply& h);
 
 // cudaError_t values a runner's fatal reply may carry (proto::ErrorReply::cuda_error), as numbers:
 // the checker includes no CUDA header. They are driver_types.h's, stable across CUDA releases.
@@ -49,8 +51,9 @@ inline constexpr int kCudaErrorMisalignedAddress = 716;   // a misaligned memory
 // no number, from a runner before the field or a fatal error that was not CUDA's).
 Reason fatal_cuda_reason(int cuda_error);
 
-// Classifies a runner that died or reported a fatal CUDA error (`reply`: its last reply, if any).
-void classify_death(Verdict& v, RunnerClient& r, const json* reply, const std::string& what);
+// Classifies a runner that died or reported a fatal CUDA error (`refusal`: its last reply, when
+// that was an ErrorReply).
+void classify_death(Verdict& v, RunnerClient& r, const proto::ErrorReply* refusal, const std::string& what);
 
 // Runners are reaped in the background (run/runner_client.h); before anything is timed, those of
 // earlier evaluations (or this one's candidate, before PyTorch's timing) must have left the GPU.
@@ -65,6 +68,6 @@ double hidden_ms(double after_stream_ms, double after_stream_cpu_ms);
 constexpr double kHiddenWorkMs = 1.0;
 
 // Checks a run reply's guard results; returns false when the verdict is decided.
-bool check_run_reply(Verdict& v, const json& r, const std::string& where, bool check_hidden);
+bool check_run_reply(Verdict& v, const proto::RunReply& r, const std::string& where, bool check_hidden);
 
 }  // namespace kevo

@@ -47,7 +47,7 @@ void sanitize_phase(EvalSession& s) {
           parts.push_back(fmt::format("{}: skipped ({})", tool, run.error().message));
           continue;
         }
-        const Result<json>& ran = run->ran;
+        const Status& ran = run->ran;
         std::string text = run->report.value_or("") + run->tail;
         if (!ran) {  // a summary of a run that never happened would prove nothing
           parts.push_back(fmt::format("{}: the candidate did not run under the sanitizer ({})", tool,

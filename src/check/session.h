@@ -21,7 +21,9 @@ namespace kevo {
 
 struct EvalSession {
   using Clock = std::chrono::steady_clock;
-  using Started = Result<std::pair<std::unique_ptr<RunnerClient>, json>>;
+  // A started runner and its hello; an error with ErrorCode::kNoCuda when it answered that it has
+  // no usable GPU.
+  using Started = Result<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>>;
 
   EvalSession(const Task& t, const EvalOptions& o, Verdict& verdict);
 
@@ -33,7 +35,7 @@ struct EvalSession {
   // (the oracle, and the baseline's timing) or, for the PyTorch oracle, lends inputs to the bridge.
   std::unique_ptr<RunnerClient> cand, trusted;
   std::future<Started> cand_start, trusted_start;
-  json hello;
+  proto::HelloReply hello;
   std::string arch;
   CompileOptions compile_options;
   std::optional<CompileResult> cand_so, base_so;
@@ -43,7 +45,7 @@ struct EvalSession {
   std::unique_ptr<Oracle> consistency;
   bool dev_data = false;  // inputs drawn and outputs compared on the GPU (needs a device oracle)
   // The first timing input set's draw descriptors, for PyTorch's timing after the verdict.
-  json torch_set;
+  std::optional<std::vector<proto::TensorDesc>> torch_set;
   // The candidate runner's device state before the candidate was loaded (check/timing.h).
   std::optional<proto::DeviceState> state_at_load;
 
@@ -80,7 +82,8 @@ bool any_over_host_budget(const EvalSession& s);
 
 // The candidate's outputs (their IPC handles) on config `r` against the reference outputs the oracle
 // left in the trusted runner (base/out/<name>), element by element.
-Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const json& outputs, const json& outputs_ipc);
+Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const std::vector<proto::TensorDesc>& outputs,
+                         const std::vector<std::string>& outputs_ipc);
 
 // This eval's hold on its GPU (util/gpu_lock.h): Exclusive for timing, Shared for correctness
 // checks. Waits (saying so once) while another kevo process holds it the other way; the wait goes

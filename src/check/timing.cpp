@@ -13,7 +13,6 @@
 #include "run/protocol.h"
 #include "task/draw.h"
 #include "time/stats.h"
-#include "util/json_fields.h"
 
 namespace kevo {
 namespace {
@@ -80,7 +79,7 @@ class TimingRun {
   const TimingSetup& s_;
   Verdict& v_;
   std::vector<proto::TensorDesc> inputs_, outputs_;
-  json base_req_;
+  proto::CallArgs call_args_;
   uint64_t sums_key_ = 0, next_call_ = 0;
   int k_ = kMinBatchCalls;
   std::optional<proto::DeviceState> state0_;
@@ -95,9 +94,9 @@ bool TimingRun::prepare() {
     v_.set(Outcome::InfraError, Reason::kTask, ins.error().message);
     return false;
   }
-  for (const auto& d : *ins) inputs_.push_back(d.get<proto::TensorDesc>());
-  for (const auto& d : output_descs(rc)) outputs_.push_back(d.get<proto::TensorDesc>());
-  base_req_ = base_request(*s_.task, rc);
+  inputs_ = std::move(*ins);
+  outputs_ = output_descs(rc);
+  call_args_ = call_args(*s_.task, rc);
   sums_key_ = draw_mix(s_.seed ^ 0x5eedc0de);
   next_call_ = draw_mix(s_.seed) >> 16;  // call numbers a candidate cannot guess from earlier evaluations
   where_ = fmt::format("timing on config '{}'", rc.config->name);
@@ -110,42 +109,36 @@ bool TimingRun::prepare() {
 
 std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t first_call, bool record,
                                                       bool after_cand) {
-  proto::TimeBatchRequest q;
+  proto::TimeBatchRequest q{call_args_};
   q.slot = s.slot;
   q.inputs = inputs_;
   q.outputs = outputs_;
-  q.scalars = base_req_["scalars"].get<std::vector<double>>();
-  q.dims = base_req_["dims"].get<std::vector<int64_t>>();
-  q.workspace_bytes = base_req_["workspace_bytes"].get<uint64_t>();
   q.first_call = first_call;
   q.calls = n;
   q.flush_bytes = 2 * s_.l2_bytes + (8 << 20);
   q.sums_key = sums_key_;
   q.export_outputs = s.kind == SeriesKind::Candidate && s.outputs_ipc.empty();
   q.state = true;  // every series pays for the state queries: their fixed costs must match
-  json req = q;
-  req["cmd"] = "time_batch";
   auto timeout = s_.call_timeout + std::chrono::milliseconds(static_cast<int64_t>(n * 2000));
   auto t0 = Clock::now();
-  auto r = s.runner->call(req, timeout);
+  auto r = s.runner->call(q, timeout);
   const double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  if (!r || !r->value("ok", false)) {
+  if (!r && r.failure().malformed) {
+    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, Reason::kTimingForged,
+           fmt::format("{}: {}'s runner: {}", where_, s.name(), r.error().message));
+    return std::nullopt;
+  }
+  if (!r) {
     if (s.kind == SeriesKind::Candidate) {
-      classify_death(v_, *s.runner, r ? &*r : nullptr, where_);
-      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, Reason::kRunner, r ? field_or(*r, "error", "") : r.error().message);
+      classify_death(v_, *s.runner, r.refusal(), where_);
+      if (v_.outcome == Outcome::Pass) v_.set(Outcome::InfraError, Reason::kRunner, r.error().message);
     } else {
       v_.set(Outcome::InfraError, Reason::kBaseline,
-             fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r ? field_or(*r, "error", r->dump()) : r.error().message));
+             fmt::format("{}: {}'s runner failed: {}", where_, s.name(), r.error().message));
     }
     return std::nullopt;
   }
-  auto decoded = proto::decode<proto::TimeBatchReply>(*r, "time_batch reply");
-  if (!decoded) {
-    v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, Reason::kTimingForged,
-           fmt::format("{}: {}'s runner: {}", where_, s.name(), decoded.error().message));
-    return std::nullopt;
-  }
-  auto rep = std::move(*decoded);
+  auto rep = std::move(*r);
   if (rep.call_ms.size() != static_cast<size_t>(n) || rep.sums.size() != static_cast<size_t>(n)) {
     v_.set(s.kind == SeriesKind::Candidate ? Outcome::Unsafe : Outcome::InfraError, Reason::kTimingForged,
            fmt::format("{}: {}'s runner answered for {} calls of {}", where_, s.name(), rep.call_ms.size(), n));
@@ -289,38 +282,36 @@ bool TimingRun::check_last_output(uint64_t last_call) {
       v_.flags.push_back({Reason::kTimedOutputUnchecked, "no baseline and no oracle on the GPU: timed outputs not validated"});
       return true;
     }
-    json ins = json::array(), outs = json::array();
-    for (auto d : inputs_) {
+    std::vector<proto::TensorDesc> ins = inputs_;
+    for (auto& d : ins) {
       d.gen->base = draw_call_base(d.gen->base, last_call);
       d.gen->timed = true;  // as the runner drew it in time_batch
-      ins.push_back(d);
     }
-    for (const auto& d : outputs_) outs.push_back(d);
-    if (auto st = s_.validate_last(ins, outs, cand.outputs_ipc); !st)
+    if (auto st = s_.validate_last(ins, outputs_, cand.outputs_ipc); !st)
       v_.set(Outcome::Incorrect, Reason::kTimedOutput,
              fmt::format("{}: the output of the last timed call is wrong: {}", where_, st.error().message));
     return v_.outcome == Outcome::Pass;
   }
   if (!s_.compare_ipc) return true;  // every call's sums were compared already
   const Tolerance tol = s_.config->tolerance;
-  json jo = json::array();
+  proto::CompareRequest q{tol.atol, tol.rtol};
   for (size_t o = 0; o < outputs_.size(); ++o)
-    jo.push_back({{"ipc", cand.outputs_ipc[o]}, {"dtype", outputs_[o].dtype}, {"numel", outputs_[o].numel},
-                  {"nbytes", outputs_[o].nbytes}, {"ref", "tb/base/out/" + outputs_[o].name},
-                  {"ref_nbytes", outputs_[o].nbytes}, {"check_poison", true}});
-  auto r = s_.trusted->call({{"cmd", "compare"}, {"atol", tol.atol}, {"rtol", tol.rtol}, {"outputs", jo},
-                             {"inputs", json::array()}},
-                            s_.call_timeout * 3);
-  if (!r || !r->value("ok", false)) {
-    if (auto ping = s_.cand->call({{"cmd", "hello"}}, std::chrono::seconds(10)); !ping) {
+    q.outputs.push_back({cand.outputs_ipc[o], outputs_[o].dtype, std::nullopt, outputs_[o].numel, outputs_[o].nbytes,
+                         "tb/base/out/" + outputs_[o].name, outputs_[o].nbytes, true});
+  auto r = s_.trusted->call(q, s_.call_timeout * 3);
+  if (r && r->outputs.size() != outputs_.size())
+    r = CallError{Error{fmt::format("the comparison answered for {} of {} outputs", r->outputs.size(), outputs_.size())},
+                  std::nullopt, true};
+  if (!r) {
+    if (auto ping = s_.cand->call(proto::HelloRequest{}, std::chrono::seconds(10)); !ping.answered()) {
       classify_death(v_, *s_.cand, nullptr, where_ + " (after the last batch)");
       return false;
     }
-    v_.set(Outcome::InfraError, Reason::kCompare, fmt::format("{}: {}", where_, r ? field_or(*r, "error", r->dump()) : r.error().message));
+    v_.set(Outcome::InfraError, Reason::kCompare, fmt::format("{}: {}", where_, r.error().message));
     return false;
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
-    Comparison c = comparison_of((*r)["outputs"][o]["cmp"]);
+    Comparison c = comparison_of(r->outputs[o].cmp);
     if (!c.ok) {
       v_.set(Outcome::Incorrect, Reason::kTimedOutput,
              fmt::format("{}: the output '{}' of the last timed call is wrong: {}", where_, outputs_[o].name,

@@ -48,7 +48,9 @@ struct TimingSetup {
   std::chrono::milliseconds call_timeout{20000};
   // Without a baseline: validates the candidate's last timed output (its inputs' descriptors and
   // the output buffers' IPC handles) against the oracle; empty: not validated (flagged).
-  std::function<Status(const json& inputs, const json& outputs, const json& outputs_ipc)> validate_last;
+  std::function<Status(const std::vector<proto::TensorDesc>& inputs, const std::vector<proto::TensorDesc>& outputs,
+                       const std::vector<std::string>& outputs_ipc)>
+      validate_last;
 };
 
 // Sets v.timing (and v.work["timing_session"]), or decides the verdict.

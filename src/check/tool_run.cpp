@@ -27,15 +27,19 @@ Result<ToolRun> run_under_tool(EvalSession& s, const Config& config, uint64_t se
                       r.error().message);
   auto& rc = *r;
   ToolRun out;
-  auto loaded = rc->call({{"cmd", "load"}, {"slot", "cand"}, {"path", s.cand_so->so_path.string()}}, timeouts.load);
-  out.ran = loaded;
-  if (loaded) {
+  auto loaded = rc->call(proto::LoadRequest{"cand", s.cand_so->so_path.string()}, timeouts.load);
+  // The tool's report is read whenever the runner answered, whatever it answered (a refusal too).
+  out.ran = loaded.answered() ? Status{} : loaded.unexpected();
+  if (loaded.answered()) {
     (void)rc->arena().resize(p.layout.size);
     put_inputs(rc->arena(), p.inputs, *ins);
-    nlohmann::json req = base_request(s.task, *resolved);
-    req.update({{"cmd", "run"}, {"slot", "cand"}, {"arena_size", p.layout.size}, {"inputs", p.inputs},
-                {"outputs", p.outputs}, {"poison", 0}, {"placement", 0}});
-    out.ran = rc->call(req, timeouts.run);
+    proto::RunRequest req{call_args(s.task, *resolved)};
+    req.slot = "cand";
+    req.arena_size = p.layout.size;
+    req.inputs = p.inputs;
+    req.outputs = p.outputs;
+    auto ran = rc->call(req, timeouts.run);
+    out.ran = ran.answered() ? Status{} : ran.unexpected();
   }
   out.tail = rc->finish(timeouts.finish);  // the tool writes its report as the runner exits
   rc.reset();

@@ -16,7 +16,7 @@
 namespace kevo {
 
 struct ToolRun {
-  Result<nlohmann::json> ran = Error{};  // the call's reply, or why the candidate did not run
+  Status ran = Error{};                   // the call was answered, or why the candidate did not run
   std::optional<std::string> report;     // the tool's log file, if it wrote one
   std::string tail;                       // the tool's (and the runner's) stderr, last lines
 };

@@ -9,7 +9,6 @@
 #include "torch/bridge.h"
 #include "run/runner_client.h"
 #include "util/subprocess.h"
-#include "util/json_fields.h"
 
 namespace kevo::cli {
 
@@ -78,18 +77,15 @@ void register_doctor(CLI::App& app, int& exit_code) {
     if (runner) {
       auto r = RunnerClient::start({});
       if (r) {
-        auto h = (*r)->call({{"cmd", "hello"}}, std::chrono::seconds(60));
-        gpu_ok = h && h->value("ok", false);
+        auto h = (*r)->call(proto::HelloRequest{}, std::chrono::seconds(60));
+        gpu_ok = bool(h);
         if (gpu_ok) {
-          const json& j = *h;
           line("GPU", true,
-               fmt::format("{} (sm_{}{}, {} SMs, {:.0f} MiB L2, {:.1f} GiB), driver {}, runtime {}",
-                           j.value("name", ""), j.value("cc_major", 0), j.value("cc_minor", 0),
-                           j.value("sm_count", 0), j.value("l2_bytes", 0) / 1048576.0,
-                           j.value("total_mem", 0.0) / 1073741824.0, j.value("driver_version", 0),
-                           j.value("runtime_version", 0)));
+               fmt::format("{} (sm_{}{}, {} SMs, {:.0f} MiB L2, {:.1f} GiB), driver {}, runtime {}", h->name,
+                           h->cc_major, h->cc_minor, h->sm_count, static_cast<double>(h->l2_bytes) / 1048576.0,
+                           static_cast<double>(h->total_mem) / 1073741824.0, h->driver_version, h->runtime_version));
         } else {
-          line("GPU", false, h ? field_or(*h, "error", "") : h.error().message,
+          line("GPU", false, h.error().message,
                "kevo eval --compile-only works without a GPU; timing and correctness need one");
         }
       }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,29 +58,6 @@ struct DeviceState {
 void to_json(json& j, const DeviceState& s);
 void from_json(const json& j, DeviceState& s);
 
-// time_batch: `calls` timed calls of `slot` ("" = none: only the work around the calls, to
-// measure it). Call i draws every input afresh with key draw_call_base(gen.base, first_call + i)
-// and the timed draws (draw_timed_value: the cost of this work bounds the outside clock), poisons the outputs, flushes L2, then calls the kernel between two events; afterwards trusted
-// kernels summarise each output (OutputSums under `sums_key`). The same first_call in two
-// runners gives the same inputs. The batch ends with a device-wide synchronize before replying.
-struct TimeBatchRequest {
-  std::string slot;
-  std::vector<TensorDesc> inputs, outputs;
-  std::vector<double> scalars;
-  std::vector<int64_t> dims;
-  uint64_t workspace_bytes = 0;
-  uint64_t alloc_limit = uint64_t(8) << 30;
-  uint64_t first_call = 0;
-  int calls = 1;
-  uint64_t flush_bytes = 0;
-  uint64_t sums_key = 0;
-  bool export_outputs = false;  // reply with IPC handles of the output buffers (same every batch)
-  bool state = false;           // reply with the device state before the first call and after the last
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeBatchRequest, slot, inputs, outputs, scalars, dims,
-                                                workspace_bytes, alloc_limit, first_call, calls, flush_bytes,
-                                                sums_key, export_outputs, state)
-
 // One output's summary after one call: see check/output_sums.h.
 struct Sums {
   int64_t count = 0, nonfinite = 0;
@@ -91,6 +69,123 @@ struct Violation {
   std::string kind, detail;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Violation, kind, detail)
+
+// Every request names its command (kCmd, sent as "cmd") and its reply type (Reply). Replies
+// travel with "ok": true (added by the runner's dispatch); a request the runner cannot serve gets
+// an ErrorReply instead. Request fields a checker leaves out take their defaults; reply fields a
+// runner leaves out take the defaults the checker assumed before these types (an older runner, the
+// test's fake one), and a field of the wrong type makes the whole reply malformed (decode).
+#define KEVO_PROTO_REQUEST(Type, ...)                                                       \
+  inline void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {       \
+    nlohmann_json_j = nlohmann::json::object();                                             \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                \
+    nlohmann_json_j["cmd"] = Type::kCmd;                                                    \
+  }                                                                                         \
+  inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {     \
+    const Type nlohmann_json_default_obj{};                                                 \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__)) \
+  }
+
+// What every call of a config carries (check/runner_replies.h fills it from the task).
+struct CallArgs {
+  std::vector<double> scalars;
+  std::vector<int64_t> dims;
+  uint64_t workspace_bytes = 0;
+};
+
+// hello: the device the runner sees (and its CUDA context, started on the way).
+struct HelloReply {
+  std::string name, uuid;              // uuid "": the runner did not say
+  int cc_major = 9, cc_minor = 0;      // sm_90 when the runner does not say
+  int sm_count = 0;
+  uint64_t l2_bytes = uint64_t(50) << 20;  // the checker's assumption when the runner does not say
+  uint64_t smem_per_block_optin = 0, total_mem = 0, free_mem = 0;
+  int runtime_version = 0, driver_version = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloReply, name, uuid, cc_major, cc_minor, sm_count, l2_bytes,
+                                                smem_per_block_optin, total_mem, free_mem, runtime_version,
+                                                driver_version)
+struct HelloRequest {
+  static constexpr const char* kCmd = "hello";
+  using Reply = HelloReply;
+};
+void to_json(json& j, const HelloRequest& r);
+void from_json(const json& j, HelloRequest& r);
+
+// load: dlopen `path` into `slot`. An untrusted library gets the seccomp filter first (once per
+// process) and the device state is snapshot before any of its code runs.
+struct LoadReply {
+  int threads_before = 0, threads_after = 0;  // around dlopen: a static constructor's thread
+  // The filter, on the wire "sandbox": true (installed now), an error string (it could not be),
+  // or null (not asked for, or installed by an earlier load).
+  bool sandboxed = false;
+  std::string sandbox_error;
+  std::optional<DeviceState> state;  // untrusted loads: the state before the library's code ran
+};
+void to_json(json& j, const LoadReply& r);
+void from_json(const json& j, LoadReply& r);
+struct LoadRequest {
+  static constexpr const char* kCmd = "load";
+  using Reply = LoadReply;
+  std::string slot, path;
+  bool untrusted = false;
+};
+void to_json(json& j, const LoadRequest& r);
+void from_json(const json& j, LoadRequest& r);
+
+// run: one correctness call of `slot`. Inputs drawn from their gen (device data) or copied from
+// the arena (host data); outputs and workspace poisoned first, the L2 flushed, then one call.
+// Host data: outputs (and inputs_after) copied back to the arena; `keep`: they stay on the GPU
+// under <slot>/[moved/]out/<name> and, with `export_ipc`, their IPC handles come back.
+struct RunReply {
+  int rc = 0;  // kevo_forward's return code
+  double span_ms = 0, wall_ms = 0, after_stream_ms = 0;
+  double after_stream_cpu_ms = 0;  // after_stream_ms when the runner does not say (check/runner_replies.h)
+  int threads_before = 0, threads_after = 0;
+  std::string launch_error;
+  std::vector<Violation> violations;
+  std::vector<std::string> outputs_ipc, inputs_ipc;  // keep + export_ipc, in descriptor order
+};
+void to_json(json& j, const RunReply& r);
+void from_json(const json& j, RunReply& r);
+struct RunRequest : CallArgs {
+  static constexpr const char* kCmd = "run";
+  using Reply = RunReply;
+  std::string slot;
+  uint64_t arena_size = 0;  // the arena's size to map (0: device data only)
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<TensorDesc> inputs_after;  // host data: where the inputs go back after the call (empty: nowhere)
+  int poison = 0;     // 0: outputs and workspace poisoned with 0xFF bytes, else 0x7F
+  int placement = 0;  // non-zero: fresh buffers, shifted away from the old ones (<slot>/moved/)
+  uint64_t alloc_limit = uint64_t(8) << 30;
+  std::optional<uint64_t> flush_bytes;  // absent: the runner's current setting
+  bool keep = false;
+  bool export_ipc = false;  // "export" on the wire
+};
+void to_json(json& j, const RunRequest& r);
+void from_json(const json& j, RunRequest& r);
+
+// time_batch: `calls` timed calls of `slot` ("" = none: only the work around the calls, to
+// measure it). Call i draws every input afresh with key draw_call_base(gen.base, first_call + i)
+// and the timed draws (draw_timed_value: the cost of this work bounds the outside clock), poisons the outputs, flushes L2, then calls the kernel between two events; afterwards trusted
+// kernels summarise each output (OutputSums under `sums_key`). The same first_call in two
+// runners gives the same inputs. The batch ends with a device-wide synchronize before replying.
+struct TimeBatchReply;
+struct TimeBatchRequest : CallArgs {
+  static constexpr const char* kCmd = "time_batch";
+  using Reply = TimeBatchReply;
+  std::string slot;
+  std::vector<TensorDesc> inputs, outputs;
+  uint64_t alloc_limit = uint64_t(8) << 30;
+  uint64_t first_call = 0;
+  int calls = 1;
+  uint64_t flush_bytes = 0;
+  uint64_t sums_key = 0;
+  bool export_outputs = false;  // reply with IPC handles of the output buffers (same every batch)
+  bool state = false;           // reply with the device state before the first call and after the last
+};
+KEVO_PROTO_REQUEST(TimeBatchRequest, slot, inputs, outputs, scalars, dims, workspace_bytes, alloc_limit, first_call,
+                   calls, flush_bytes, sums_key, export_outputs, state)
 
 struct TimeBatchReply {
   bool ok = false;
@@ -121,6 +216,124 @@ struct ErrorReply {
 };
 void to_json(json& j, const ErrorReply& r);
 void from_json(const json& j, ErrorReply& r);
+
+// One comparison made where the buffers lie (runner/device_data.h's CompareResult). JSON has no
+// NaN or Inf: such a figure travels as "nan", "inf" or "-inf".
+struct CompareCounts {
+  int64_t count = 0, mismatches = 0, unwritten = 0, nonfinite = 0;
+  int64_t first_bad = -1;
+  double first_got = 0, first_want = 0, max_abs_err = 0, max_rel_err = 0;
+};
+void to_json(json& j, const CompareCounts& c);
+void from_json(const json& j, CompareCounts& c);
+
+// compare: buffers of another process (IPC handles) against this runner's own buffers.
+struct CompareOutput {
+  std::string ipc;
+  int dtype = 0;
+  std::optional<int> ref_dtype;  // the reference's dtype when it differs from `dtype`
+  int64_t numel = 0;
+  uint64_t nbytes = 0;
+  std::string ref;  // this runner's buffer key (base/out/<name>, ...)
+  uint64_t ref_nbytes = 0;
+  bool check_poison = true;           // failing 0xFF elements count as unwritten
+  std::optional<std::string> runs_ref;  // also compared with this buffer (two runs must agree)
+  std::optional<std::string> snapshot;  // a copy of the output kept under this key
+};
+void to_json(json& j, const CompareOutput& o);
+void from_json(const json& j, CompareOutput& o);
+struct CompareInput {
+  std::string ipc;
+  uint64_t nbytes = 0;
+  std::string ref;
+};
+void to_json(json& j, const CompareInput& i);
+void from_json(const json& j, CompareInput& i);
+struct CompareOutputResult {
+  CompareCounts cmp;
+  std::optional<CompareCounts> runs;  // when runs_ref was given
+};
+void to_json(json& j, const CompareOutputResult& r);
+void from_json(const json& j, CompareOutputResult& r);
+struct InputDiff {
+  uint64_t differing_bytes = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputDiff, differing_bytes)
+struct CompareReply {
+  std::vector<CompareOutputResult> outputs;  // in request order
+  std::vector<InputDiff> inputs;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompareReply, outputs, inputs)
+struct CompareRequest {
+  static constexpr const char* kCmd = "compare";
+  using Reply = CompareReply;
+  double atol = 0, rtol = 0;
+  std::vector<CompareOutput> outputs;
+  std::vector<CompareInput> inputs;
+};
+void to_json(json& j, const CompareRequest& r);
+void from_json(const json& j, CompareRequest& r);
+
+// materialize: inputs drawn into base/in/<name> and copies of them, and poisoned output buffers,
+// lent to another process under xfer/ (replacing what was lent before).
+struct MaterializeReply {
+  std::vector<std::string> inputs_ipc, outputs_ipc;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaterializeReply, inputs_ipc, outputs_ipc)
+struct MaterializeRequest {
+  static constexpr const char* kCmd = "materialize";
+  using Reply = MaterializeReply;
+  std::vector<TensorDesc> inputs, outputs;
+};
+KEVO_PROTO_REQUEST(MaterializeRequest, inputs, outputs)
+
+// collect: the lent output buffers (what the other process wrote) become base/out/<name>; every
+// lent buffer is freed. No outputs: only the freeing.
+struct CollectReply {};
+void to_json(json& j, const CollectReply& r);
+void from_json(const json& j, CollectReply& r);
+struct CollectRequest {
+  static constexpr const char* kCmd = "collect";
+  using Reply = CollectReply;
+  std::vector<TensorDesc> outputs;
+};
+KEVO_PROTO_REQUEST(CollectRequest, outputs)
+
+// release: frees the runner's buffers whose keys start with any of `prefixes` ("" frees all).
+struct ReleaseReply {};
+void to_json(json& j, const ReleaseReply& r);
+void from_json(const json& j, ReleaseReply& r);
+struct ReleaseRequest {
+  static constexpr const char* kCmd = "release";
+  using Reply = ReleaseReply;
+  std::vector<std::string> prefixes;
+};
+KEVO_PROTO_REQUEST(ReleaseRequest, prefixes)
+
+// bandwidth: device-to-device copies of `bytes`, bytes read plus written per second.
+struct BandwidthReply {
+  double copy_gbps = 0, copy_gbps_median = 0;  // the best and the median of the timed copies
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BandwidthReply, copy_gbps, copy_gbps_median)
+struct BandwidthRequest {
+  static constexpr const char* kCmd = "bandwidth";
+  using Reply = BandwidthReply;
+  uint64_t bytes = uint64_t(1) << 30;
+};
+KEVO_PROTO_REQUEST(BandwidthRequest, bytes)
+
+// probe: the arithmetic peaks of the trusted probe library at `path` (time/sol_probe.cu).
+struct ProbeReply {
+  std::map<std::string, double> tflops;  // by probe kind as text: "0" fp32, "1" tensor cores
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProbeReply, tflops)
+struct ProbeRequest {
+  static constexpr const char* kCmd = "probe";
+  using Reply = ProbeReply;
+  std::string path;
+};
+void to_json(json& j, const ProbeRequest& r);
+void from_json(const json& j, ProbeRequest& r);
 
 // A message from the other side as its type, or an error naming what was malformed (a runner
 // that loaded a candidate may send anything).

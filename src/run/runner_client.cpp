@@ -201,7 +201,16 @@ void RunnerClient::on_failure(const std::string& during, bool timed_out) {
   death_ = d;
 }
 
-Result<json> RunnerClient::call(const json& request, std::chrono::milliseconds timeout) {
+std::optional<CallError> RunnerClient::refusal_of(const json& reply, const char* cmd) {
+  auto ok = reply.is_object() ? reply.find("ok") : reply.end();
+  if (ok != reply.end() && ok->is_boolean() && ok->get<bool>()) return std::nullopt;
+  auto e = proto::decode<proto::ErrorReply>(reply, "error reply");
+  if (!e) return CallError{e.error(), std::nullopt, true};
+  std::string msg = e->error.empty() ? fmt::format("the runner refused '{}' without saying why", cmd) : e->error;
+  return CallError{Error{std::move(msg)}, std::move(*e)};
+}
+
+Result<json> RunnerClient::call_json(const json& request, std::chrono::milliseconds timeout) {
   std::string what = request.value("cmd", "?");
   if (death_ || child_.pid <= 0) return fail(ErrorCode::kProcessDied, "the runner is no longer running");
   if (!write_message(req_fd_, request)) {

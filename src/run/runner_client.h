@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 #include <thread>
+#include <variant>
 
 #include "run/channel.h"
+#include "run/protocol.h"
 #include "util/subprocess.h"
 
 namespace kevo {
@@ -36,15 +38,64 @@ struct RunnerOptions {
 // Where kevo-runner is: $KEVO_RUNNER, else next to the running executable, else on PATH.
 std::optional<std::filesystem::path> find_runner();
 
+// Why a typed call brought no reply of its type: no reply came (the runner died or timed out;
+// RunnerClient::death() says how; error.code kTimeout or kProcessDied), the runner refused the
+// request (`refusal`: its ErrorReply, which callers such as classify_death read for a fatal CUDA
+// error), or its reply did not decode (`malformed`: a runner that loaded a candidate may send
+// anything). error.message says which for people.
+struct CallError {
+  Error error;
+  std::optional<proto::ErrorReply> refusal;
+  bool malformed = false;
+};
+
+// A typed reply or a CallError (Result<T> has room for an Error only).
+template <class T>
+class [[nodiscard]] CallResult {
+ public:
+  CallResult(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  CallResult(CallError e) : v_(std::in_place_index<1>, std::move(e)) {}
+  bool has_value() const { return v_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+  T& operator*() & { return std::get<0>(v_); }
+  const T& operator*() const& { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const T* operator->() const { return &std::get<0>(v_); }
+  const CallError& failure() const { return std::get<1>(v_); }
+  const Error& error() const { return failure().error; }
+  // The runner's refusal, when it answered one; nullptr otherwise.
+  const proto::ErrorReply* refusal() const {
+    return !has_value() && failure().refusal ? &*failure().refusal : nullptr;
+  }
+  Unexpected unexpected() const { return Unexpected{error()}; }
+  // Whether the runner replied at all (with its reply, a refusal or something malformed).
+  bool answered() const { return has_value() || failure().refusal || failure().malformed; }
+
+ private:
+  std::variant<T, CallError> v_;
+};
+
 class RunnerClient {
  public:
   static Result<std::unique_ptr<RunnerClient>> start(const RunnerOptions& opts);
   ~RunnerClient();
 
-  // Sends one request and waits up to `timeout` for the reply. If the runner dies or times out,
-  // it is killed, death() says how, and an error is returned (ErrorCode::kTimeout when it did not
-  // answer in time, kProcessDied otherwise).
-  Result<json> call(const json& request, std::chrono::milliseconds timeout);
+  // Sends one request (run/protocol.h) and waits up to `timeout` for its reply, which must say
+  // "ok": true and decode as Req::Reply; see CallError for the rest.
+  template <class Req>
+  CallResult<typename Req::Reply> call(const Req& request, std::chrono::milliseconds timeout) {
+    auto r = call_json(json(request), timeout);
+    if (!r) return CallError{r.error()};
+    if (auto refused = refusal_of(*r, Req::kCmd)) return std::move(*refused);
+    auto reply = proto::decode<typename Req::Reply>(*r, (std::string(Req::kCmd) + " reply").c_str());
+    if (!reply) return CallError{reply.error(), std::nullopt, true};
+    return std::move(*reply);
+  }
+  // The framing alone: one JSON message out, one back, whatever they say. If the runner dies or
+  // times out, it is killed, death() says how, and an error is returned (ErrorCode::kTimeout when
+  // it did not answer in time, kProcessDied otherwise). The checker uses the typed call above;
+  // this stays public for tests that drive stand-in runners with commands outside the protocol.
+  Result<json> call_json(const json& request, std::chrono::milliseconds timeout);
   Arena& arena() { return arena_; }
   const std::optional<RunnerDeath>& death() const { return death_; }
   std::string stderr_tail();
@@ -60,6 +111,8 @@ class RunnerClient {
 
  private:
   RunnerClient() = default;
+  // A reply that does not say "ok": true, as the CallError of command `cmd`; nullopt for one that does.
+  static std::optional<CallError> refusal_of(const json& reply, const char* cmd);
   struct ErrTail {
     std::mutex mu;
     std::string text;

@@ -61,7 +61,7 @@ class Warm {
     }
     cv_.notify_all();
     // Alive and answering now, not only when it was started (an idle runner can have died).
-    if (r && !r->first->call({{"cmd", "hello"}}, 10s)) r.reset();
+    if (r && !r->first->call(proto::HelloRequest{}, 10s)) r.reset();
     if (r) ++taken_;
     return r;
   }
@@ -89,19 +89,20 @@ class Warm {
       if (!uuid.empty())
         if (auto l = GpuLock::acquire(uuid, kLockWait, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
       auto c = RunnerClient::start(o);
-      Result<json> h = c ? (*c)->call({{"cmd", "hello"}}, o.start_timeout) : Result<json>(c.unexpected());
+      CallResult<proto::HelloReply> h =
+          c ? (*c)->call(proto::HelloRequest{}, o.start_timeout) : CallResult<proto::HelloReply>(CallError{c.error()});
       lock.reset();
-      if (!h || !h->value("ok", false)) {
+      if (!h) {
         // No GPU or no runner: nothing to warm; evaluations start their own and say why.
-        spdlog::debug("a runner started ahead failed: {}", h ? h->dump() : h.error().message);
+        spdlog::debug("a runner started ahead failed: {}", h.error().message);
         std::unique_lock l(mu_);
         kinds_.erase(k);
         continue;
       }
       ++started_;
       std::lock_guard l(mu_);
-      uuid_[k] = h->value("uuid", "");
-      ready_[k].emplace_back(std::move(*c), *h);
+      uuid_[k] = h->uuid;
+      ready_[k].emplace_back(std::move(*c), std::move(*h));
     }
   }
 

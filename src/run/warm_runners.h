@@ -17,7 +17,7 @@ namespace kevo {
 
 class WarmRunners {
  public:
-  using Ready = std::pair<std::unique_ptr<RunnerClient>, json>;  // the runner and its hello reply
+  using Ready = std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>;  // the runner and its hello
 
   // How many runners of each kind asked for to keep ready (0: none, the default; kevo evolve and
   // kevo worker set it). Lowering it ends the spares over the new count.

@@ -9,9 +9,9 @@
 namespace kevo::runner {
 
 // Device copy bandwidth: a large device-to-device copy, bytes read plus written per second.
-json RunnerService::bandwidth(const json& req) {
+Result<proto::BandwidthReply> RunnerService::bandwidth(const proto::BandwidthRequest& req) {
   init();
-  size_t bytes = req.value("bytes", size_t(1) << 30);
+  const size_t bytes = req.bytes;
   void* a = buffer("bw/a", bytes, false);
   void* b = buffer("bw/b", bytes, false);
   CUDA_OR_FATAL(cudaMemset(a, 1, bytes));
@@ -28,19 +28,18 @@ json RunnerService::bandwidth(const json& req) {
   std::sort(gbps.begin(), gbps.end());
   release("bw/a");
   release("bw/b");
-  return {{"ok", true}, {"copy_gbps", gbps.back()}, {"copy_gbps_median", gbps[gbps.size() / 2]}};
+  return proto::BandwidthReply{gbps.back(), gbps[gbps.size() / 2]};
 }
 // Arithmetic peaks: the probe library (trusted, shipped with kevo) exports
 // int kevo_probe(int kind, cudaStream_t s, double* flops) and runs a fixed amount of work.
-json RunnerService::probe(const json& req) {
+Result<proto::ProbeReply> RunnerService::probe(const proto::ProbeRequest& req) {
   init();
-  std::string path = req.at("path");
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) return {{"ok", false}, {"error", std::string("cannot load probe: ") + dlerror()}};
+  void* h = dlopen(req.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return fail("cannot load probe: {}", dlerror());
   using ProbeFn = int (*)(int, cudaStream_t, double*);
   auto fn = reinterpret_cast<ProbeFn>(dlsym(h, "kevo_probe"));
-  if (!fn) return {{"ok", false}, {"error", "probe has no kevo_probe"}};
-  json out = json::object();
+  if (!fn) return fail("probe has no kevo_probe");
+  proto::ProbeReply out;
   for (int kind = 0;; ++kind) {
     double flops = 0, best = 0;
     if (fn(kind, stream_, &flops) != 0) break;  // past the last kind (also warms up)
@@ -54,8 +53,8 @@ json RunnerService::probe(const json& req) {
       CUDA_OR_FATAL(cudaEventElapsedTime(&ms, ev0_, ev1_));
       best = std::max(best, flops / (ms * 1e-3) / 1e12);
     }
-    out[std::to_string(kind)] = best;
+    out.tflops[std::to_string(kind)] = best;
   }
-  return {{"ok", true}, {"tflops", out}};
+  return out;
 }
 }  // namespace kevo::runner

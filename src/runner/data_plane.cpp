@@ -28,9 +28,8 @@ unsigned char poison_byte(int poison) { return poison == 0 ? 0xFF : 0x7F; }
 
 }  // namespace
 
-std::string RunnerService::check_arena(const json& req) {
-  size_t need = req.at("arena_size").get<size_t>();
-  auto st = arena_.map(need);
+std::string RunnerService::check_arena(uint64_t arena_size) {
+  auto st = arena_.map(arena_size);
   if (!st) return st.error().message;
   return {};
 }
@@ -91,82 +90,66 @@ kevo_args RunnerService::make_args(const std::vector<double>& scalars, const std
   return a;
 }
 
-json RunnerService::run(const json& req) {
+Result<proto::RunReply> RunnerService::run(const proto::RunRequest& req) {
   init();
-  if (auto e = check_arena(req); !e.empty()) return {{"ok", false}, {"error", e}};
-  std::string slot = req.at("slot");
-  auto it = fns_.find(slot);
-  if (it == fns_.end()) return {{"ok", false}, {"error", "slot not loaded: " + slot}};
-  bool fresh = req.value("placement", 0) != 0;
-  int poison = req.value("poison", 0);
-  alloc_limit_ = req.value("alloc_limit", size_t(8) << 30);
-  std::string pfx = slot + (fresh ? "/moved/" : "/");
+  if (auto e = check_arena(req.arena_size); !e.empty()) return fail("{}", e);
+  auto it = fns_.find(req.slot);
+  if (it == fns_.end()) return fail("slot not loaded: {}", req.slot);
+  const bool fresh = req.placement != 0;
+  alloc_limit_ = req.alloc_limit;
+  std::string pfx = req.slot + (fresh ? "/moved/" : "/");
   std::vector<kevo_tensor> ins, outs;
-  for (const auto& d : req.at("inputs")) {
-    size_t n = d.at("nbytes");
-    void* p = buffer(pfx + "in/" + d.at("name").get<std::string>(), n, fresh);
+  for (const auto& d : req.inputs) {
+    void* p = buffer(pfx + "in/" + d.name, d.nbytes, fresh);
     materialize(d, p);
     ins.push_back(to_tensor(d, p));
   }
-  for (const auto& d : req.at("outputs")) {
-    size_t n = d.at("nbytes");
-    void* p = buffer(pfx + "out/" + d.at("name").get<std::string>(), n, fresh);
-    CUDA_OR_FATAL(cudaMemset(p, poison_byte(poison), n));
+  for (const auto& d : req.outputs) {
+    void* p = buffer(pfx + "out/" + d.name, d.nbytes, fresh);
+    CUDA_OR_FATAL(cudaMemset(p, poison_byte(req.poison), d.nbytes));
     outs.push_back(to_tensor(d, p));
   }
-  size_t wsb = req.value("workspace_bytes", size_t(0));
+  const size_t wsb = req.workspace_bytes;
   void* ws = wsb ? buffer(pfx + "workspace", wsb, fresh) : nullptr;
-  if (ws) CUDA_OR_FATAL(cudaMemset(ws, poison_byte(poison), wsb));
+  if (ws) CUDA_OR_FATAL(cudaMemset(ws, poison_byte(req.poison), wsb));
   CUDA_OR_FATAL(cudaDeviceSynchronize());
-  flush_bytes_ = req.value("flush_bytes", flush_bytes_);
+  flush_bytes_ = req.flush_bytes.value_or(flush_bytes_);
   flush_l2();
-  auto scalars = req.at("scalars").get<std::vector<double>>();
-  auto dims = req.at("dims").get<std::vector<int64_t>>();
-  kevo_args a = make_args(scalars, dims, ins, outs, ws, wsb);
+  kevo_args a = make_args(req.scalars, req.dims, ins, outs, ws, wsb);
   Call c = call_once(it->second, a);
-  json reply = {{"ok", true},           {"rc", c.rc},
-                {"span_ms", c.span_ms}, {"wall_ms", c.wall_ms}, {"after_stream_ms", c.after_stream_ms},
-                {"after_stream_cpu_ms", c.after_stream_cpu_ms},
-                {"threads_before", c.threads_before}, {"threads_after", c.threads_after},
-                {"launch_error", c.launch_error},     {"violations", violations_json()}};
+  proto::RunReply reply;
+  reply.rc = c.rc;
+  reply.span_ms = c.span_ms;
+  reply.wall_ms = c.wall_ms;
+  reply.after_stream_ms = c.after_stream_ms;
+  reply.after_stream_cpu_ms = c.after_stream_cpu_ms;
+  reply.threads_before = c.threads_before;
+  reply.threads_after = c.threads_after;
+  reply.launch_error = c.launch_error;
+  reply.violations = kevo::guard::take();
   // Device data: outputs stay on the GPU for the oracle's runner to compare (through IPC).
-  if (req.value("keep", false)) {
-    if (req.value("export", false)) {
-      json oi = json::array(), ii = json::array();
-      for (auto& t : outs) oi.push_back(export_ipc(t.data));
-      for (auto& t : ins) ii.push_back(export_ipc(t.data));
-      reply["outputs_ipc"] = oi;
-      reply["inputs_ipc"] = ii;
+  if (req.keep) {
+    if (req.export_ipc) {
+      for (auto& t : outs) reply.outputs_ipc.push_back(export_ipc(t.data));
+      for (auto& t : ins) reply.inputs_ipc.push_back(export_ipc(t.data));
     }
     return reply;
   }
-  size_t k = 0;
-  for (const auto& d : req.at("outputs"))
-    CUDA_OR_FATAL(cudaMemcpy(arena_.data() + d.at("offset").get<size_t>(), outs[k++].data,
-                             d.at("nbytes").get<size_t>(), cudaMemcpyDeviceToHost));
-  if (req.contains("inputs_after")) {
-    k = 0;
-    for (const auto& d : req.at("inputs_after"))
-      CUDA_OR_FATAL(cudaMemcpy(arena_.data() + d.at("offset").get<size_t>(), ins[k++].data,
-                               d.at("nbytes").get<size_t>(), cudaMemcpyDeviceToHost));
-  }
+  for (size_t k = 0; k < req.outputs.size(); ++k)
+    CUDA_OR_FATAL(cudaMemcpy(arena_.data() + req.outputs[k].offset, outs[k].data, req.outputs[k].nbytes,
+                             cudaMemcpyDeviceToHost));
+  for (size_t k = 0; k < req.inputs_after.size() && k < ins.size(); ++k)
+    CUDA_OR_FATAL(cudaMemcpy(arena_.data() + req.inputs_after[k].offset, ins[k].data, req.inputs_after[k].nbytes,
+                             cudaMemcpyDeviceToHost));
   return reply;
 }
 
-json RunnerService::compare(const json& req) {
+Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& req) {
   init();
   kevo::guard::Trusted trusted;
-  double atol = req.at("atol"), rtol = req.at("rtol");
-  // JSON has no NaN/Inf: such a value (a poisoned element, say) travels as its name.
-  auto num = [](double x) -> json {
-    if (std::isfinite(x)) return x;
-    return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  };
-  auto result = [&](const kevo::dev::CompareResult& c) {
-    return json{{"count", c.count},           {"mismatches", c.mismatches},       {"unwritten", c.unwritten},
-                {"nonfinite", c.nonfinite},   {"first_bad", c.first_bad},         {"first_got", num(c.first_got)},
-                {"first_want", num(c.first_want)}, {"max_abs_err", num(c.max_abs_err)},
-                {"max_rel_err", num(c.max_rel_err)}};
+  auto result = [](const kevo::dev::CompareResult& c) {
+    return proto::CompareCounts{c.count,     c.mismatches, c.unwritten,   c.nonfinite,  c.first_bad,
+                                c.first_got, c.first_want, c.max_abs_err, c.max_rel_err};
   };
   auto ref = [&](const std::string& key, size_t bytes) -> void* {
     auto it = bufs_.find(key);
@@ -174,87 +157,75 @@ json RunnerService::compare(const json& req) {
       throw Fatal{"compare: no reference buffer '" + key + "' of " + std::to_string(bytes) + " bytes"};
     return it->second.ptr;
   };
-  json outs = json::array(), ins = json::array();
-  for (const auto& d : req.value("outputs", json::array())) {
-    Opened got(d.at("ipc").get<std::string>());
-    int dt = d.at("dtype"), rdt = d.value("ref_dtype", dt);
-    int64_t n = d.at("numel");
-    size_t nbytes = d.at("nbytes");
+  proto::CompareReply rep;
+  for (const auto& d : req.outputs) {
+    Opened got(d.ipc);
+    const int rdt = d.ref_dtype.value_or(d.dtype);
     kevo::dev::CompareResult c, cr;
-    CUDA_OR_FATAL(kevo::dev::compare(got.ptr, dt, ref(d.at("ref"), d.at("ref_nbytes")), rdt, n, atol, rtol,
-                                     d.value("check_poison", true), stream_, &c));
-    json o = {{"cmp", result(c)}};
-    if (d.contains("runs_ref")) {
-      CUDA_OR_FATAL(kevo::dev::compare(got.ptr, dt, ref(d["runs_ref"], nbytes), dt, n, atol, rtol, false,
-                                       stream_, &cr));
-      o["runs"] = result(cr);
+    CUDA_OR_FATAL(kevo::dev::compare(got.ptr, d.dtype, ref(d.ref, d.ref_nbytes), rdt, d.numel, req.atol, req.rtol,
+                                     d.check_poison, stream_, &c));
+    proto::CompareOutputResult o{result(c), std::nullopt};
+    if (d.runs_ref) {
+      CUDA_OR_FATAL(kevo::dev::compare(got.ptr, d.dtype, ref(*d.runs_ref, d.nbytes), d.dtype, d.numel, req.atol,
+                                       req.rtol, false, stream_, &cr));
+      o.runs = result(cr);
     }
-    if (d.contains("snapshot")) {
-      void* snap = buffer(d["snapshot"], nbytes, false);
-      CUDA_OR_FATAL(cudaMemcpyAsync(snap, got.ptr, nbytes, cudaMemcpyDeviceToDevice, stream_));
+    if (d.snapshot) {
+      void* snap = buffer(*d.snapshot, d.nbytes, false);
+      CUDA_OR_FATAL(cudaMemcpyAsync(snap, got.ptr, d.nbytes, cudaMemcpyDeviceToDevice, stream_));
       CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
     }
-    outs.push_back(o);
+    rep.outputs.push_back(o);
   }
-  for (const auto& d : req.value("inputs", json::array())) {
-    Opened got(d.at("ipc").get<std::string>());
-    size_t nbytes = d.at("nbytes");
+  for (const auto& d : req.inputs) {
+    Opened got(d.ipc);
     uint64_t diff = 0;
-    CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got.ptr, ref(d.at("ref"), nbytes), nbytes, stream_, &diff));
-    ins.push_back({{"differing_bytes", diff}});
+    CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got.ptr, ref(d.ref, d.nbytes), d.nbytes, stream_, &diff));
+    rep.inputs.push_back({diff});
   }
-  return {{"ok", true}, {"outputs", outs}, {"inputs", ins}};
+  return rep;
 }
 
-json RunnerService::materialize_for_export(const json& req) {
+Result<proto::MaterializeReply> RunnerService::materialize_for_export(const proto::MaterializeRequest& req) {
   init();
   kevo::guard::Trusted trusted;
   release_prefix("xfer/");
-  json ii = json::array(), oi = json::array();
-  for (const auto& d : req.value("inputs", json::array())) {
-    std::string name = d.at("name");
-    size_t n = d.at("nbytes");
-    void* p = buffer("base/in/" + name, n, false);
+  proto::MaterializeReply rep;
+  for (const auto& d : req.inputs) {
+    void* p = buffer("base/in/" + d.name, d.nbytes, false);
     materialize(d, p);
-    void* x = buffer("xfer/in/" + name, n, false);
-    CUDA_OR_FATAL(cudaMemcpy(x, p, n, cudaMemcpyDeviceToDevice));
-    ii.push_back(export_ipc(x));
+    void* x = buffer("xfer/in/" + d.name, d.nbytes, false);
+    CUDA_OR_FATAL(cudaMemcpy(x, p, d.nbytes, cudaMemcpyDeviceToDevice));
+    rep.inputs_ipc.push_back(export_ipc(x));
   }
-  for (const auto& d : req.value("outputs", json::array())) {
-    size_t n = d.at("nbytes");
-    void* x = buffer("xfer/out/" + d.at("name").get<std::string>(), n, false);
-    CUDA_OR_FATAL(cudaMemset(x, 0xFF, n));
-    oi.push_back(export_ipc(x));
+  for (const auto& d : req.outputs) {
+    void* x = buffer("xfer/out/" + d.name, d.nbytes, false);
+    CUDA_OR_FATAL(cudaMemset(x, 0xFF, d.nbytes));
+    rep.outputs_ipc.push_back(export_ipc(x));
   }
   CUDA_OR_FATAL(cudaDeviceSynchronize());
-  return {{"ok", true}, {"inputs_ipc", ii}, {"outputs_ipc", oi}};
+  return rep;
 }
 
-json RunnerService::collect(const json& req) {
+Result<proto::CollectReply> RunnerService::collect(const proto::CollectRequest& req) {
   init();
-  for (const auto& d : req.value("outputs", json::array())) {
-    std::string name = d.at("name");
-    size_t n = d.at("nbytes");
-    auto it = bufs_.find("xfer/out/" + name);
-    if (it == bufs_.end() || it->second.bytes != n) {
+  for (const auto& d : req.outputs) {
+    auto it = bufs_.find("xfer/out/" + d.name);
+    if (it == bufs_.end() || it->second.bytes != d.nbytes) {
       release_prefix("xfer/");
-      return {{"ok", false}, {"error", "collect: no exported output '" + name + "' of " + std::to_string(n) + " bytes"}};
+      return fail("collect: no exported output '{}' of {} bytes", d.name, d.nbytes);
     }
-    CUDA_OR_FATAL(cudaMemcpy(buffer("base/out/" + name, n, false), it->second.ptr, n, cudaMemcpyDeviceToDevice));
+    CUDA_OR_FATAL(cudaMemcpy(buffer("base/out/" + d.name, d.nbytes, false), it->second.ptr, d.nbytes,
+                             cudaMemcpyDeviceToDevice));
   }
   CUDA_OR_FATAL(cudaDeviceSynchronize());
   release_prefix("xfer/");
-  return {{"ok", true}};
+  return proto::CollectReply{};
 }
 
-json RunnerService::release_prefixes(const json& req) {
-  for (const auto& p : req.value("prefixes", json::array())) release_prefix(p.get<std::string>());
-  return {{"ok", true}};
+Result<proto::ReleaseReply> RunnerService::release_prefixes(const proto::ReleaseRequest& req) {
+  for (const auto& p : req.prefixes) release_prefix(p);
+  return proto::ReleaseReply{};
 }
 
-json RunnerService::violations_json() {
-  json v = json::array();
-  for (auto& x : kevo::guard::take()) v.push_back(x);
-  return v;
-}
 }  // namespace kevo::runner

@@ -35,19 +35,32 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 RunnerService::RunnerService() : arena_(kevo::Arena::adopt(kArenaFd)) {}
 
+template <class Req, class Rep>
+json RunnerService::serve(const json& req, Result<Rep> (RunnerService::*h)(const Req&)) {
+  auto q = proto::decode<Req>(req, (std::string(Req::kCmd) + " request").c_str());
+  if (!q) return proto::ErrorReply{.error = q.error().message};
+  auto r = (this->*h)(*q);
+  if (!r) return proto::ErrorReply{.error = r.error().message};
+  json out = *r;
+  out["ok"] = true;
+  return out;
+}
+
 json RunnerService::handle(const json& req) {
-  std::string cmd = req.value("cmd", "");
-  if (cmd == "hello") return hello();
-  if (cmd == "load") return load(req);
-  if (cmd == "run") return run(req);
-  if (cmd == "time_batch") return time_batch(req);
-  if (cmd == "compare") return compare(req);
-  if (cmd == "materialize") return materialize_for_export(req);
-  if (cmd == "collect") return collect(req);
-  if (cmd == "release") return release_prefixes(req);
-  if (cmd == "bandwidth") return bandwidth(req);
-  if (cmd == "probe") return probe(req);
-  return {{"ok", false}, {"error", "unknown command '" + cmd + "'"}};
+  auto c = req.is_object() ? req.find("cmd") : req.end();
+  const std::string cmd = c != req.end() && c->is_string() ? c->get<std::string>() : "";
+  using namespace proto;
+  if (cmd == HelloRequest::kCmd) return serve(req, &RunnerService::hello);
+  if (cmd == LoadRequest::kCmd) return serve(req, &RunnerService::load);
+  if (cmd == RunRequest::kCmd) return serve(req, &RunnerService::run);
+  if (cmd == TimeBatchRequest::kCmd) return serve(req, &RunnerService::time_batch);
+  if (cmd == CompareRequest::kCmd) return serve(req, &RunnerService::compare);
+  if (cmd == MaterializeRequest::kCmd) return serve(req, &RunnerService::materialize_for_export);
+  if (cmd == CollectRequest::kCmd) return serve(req, &RunnerService::collect);
+  if (cmd == ReleaseRequest::kCmd) return serve(req, &RunnerService::release_prefixes);
+  if (cmd == BandwidthRequest::kCmd) return serve(req, &RunnerService::bandwidth);
+  if (cmd == ProbeRequest::kCmd) return serve(req, &RunnerService::probe);
+  return ErrorReply{.error = "unknown command '" + cmd + "'"};
 }
 
 void RunnerService::init() {
@@ -61,7 +74,7 @@ void RunnerService::init() {
   CUDA_OR_FATAL(cudaEventCreate(&ev1_));
 }
 
-json RunnerService::hello() {
+Result<proto::HelloReply> RunnerService::hello(const proto::HelloRequest&) {
   init();
   cudaDeviceProp p{};
   CUDA_OR_FATAL(cudaGetDeviceProperties(&p, 0));
@@ -74,50 +87,48 @@ json RunnerService::hello() {
   const auto* u = reinterpret_cast<const uint8_t*>(p.uuid.bytes);
   std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
                 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-  return {{"ok", true},
-          {"name", p.name},
-          {"uuid", uuid},
-          {"cc_major", p.major},
-          {"cc_minor", p.minor},
-          {"sm_count", p.multiProcessorCount},
-          {"l2_bytes", p.l2CacheSize},
-          {"smem_per_block_optin", p.sharedMemPerBlockOptin},
-          {"total_mem", total_b},
-          {"free_mem", free_b},
-          {"runtime_version", rt},
-          {"driver_version", drv}};
+  proto::HelloReply h;
+  h.name = p.name;
+  h.uuid = uuid;
+  h.cc_major = p.major;
+  h.cc_minor = p.minor;
+  h.sm_count = p.multiProcessorCount;
+  h.l2_bytes = static_cast<uint64_t>(p.l2CacheSize);
+  h.smem_per_block_optin = p.sharedMemPerBlockOptin;
+  h.total_mem = total_b;
+  h.free_mem = free_b;
+  h.runtime_version = rt;
+  h.driver_version = drv;
+  return h;
 }
 
-json RunnerService::load(const json& req) {
+Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   init();
-  std::string slot = req.at("slot"), path = req.at("path");
+  proto::LoadReply rep;
   // A candidate's library gets a process that can no longer start processes, trace or write
   // other processes, or make memory executable (runner/seccomp.h): installed before its static
   // constructors run, and never lifted.
-  json sandbox = nullptr, state = nullptr;
   // The state a candidate could leave behind, before any of its code runs (its static constructors
   // included): the reference every later snapshot is compared with.
-  if (req.value("untrusted", false)) state = device_state();
-  if (req.value("untrusted", false) && !sandboxed_) {
+  if (req.untrusted) rep.state = device_state();
+  if (req.untrusted && !sandboxed_) {
     auto st = install_candidate_filter();
-    sandbox = st.installed ? json(true) : json(st.error);
+    rep.sandboxed = st.installed;
+    if (!st.installed) rep.sandbox_error = st.error;
     sandboxed_ = st.installed;
   }
   // Threads are counted around dlopen too: one started by a static constructor would otherwise
   // be in every call's "before" count and never show up as left running.
-  const int threads_before = count_threads();
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  const int threads_after = count_threads();
-  if (!h) return {{"ok", false}, {"error", std::string("cannot load: ") + dlerror()}};
+  rep.threads_before = count_threads();
+  void* h = dlopen(req.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  rep.threads_after = count_threads();
+  if (!h) return fail("cannot load: {}", dlerror());
   auto fn = reinterpret_cast<ForwardFn>(dlsym(h, "kevo_forward"));
   if (!fn)
-    return {{"ok", false},
-            {"error", "the candidate does not export kevo_forward (use KEVO_EXPORT int "
-                      "kevo_forward(const kevo_args* a))"}};
-  fns_[slot] = fn;
-  handles_[slot] = h;
-  return {{"ok", true}, {"threads_before", threads_before}, {"threads_after", threads_after}, {"sandbox", sandbox},
-          {"state", state}};
+    return fail("the candidate does not export kevo_forward (use KEVO_EXPORT int kevo_forward(const kevo_args* a))");
+  fns_[req.slot] = fn;
+  handles_[req.slot] = h;
+  return rep;
 }
 
 // Device buffers keyed by name; reused while the size matches so a candidate sees the same
@@ -154,10 +165,6 @@ void RunnerService::release_prefix(const std::string& prefix) {
     }
 }
 
-kevo_tensor RunnerService::to_tensor(const json& d, void* ptr) {
-  return to_tensor(d.get<proto::TensorDesc>(), ptr);
-}
-
 kevo_tensor RunnerService::to_tensor(const proto::TensorDesc& d, void* ptr) {
   kevo_tensor t{};
   t.data = ptr;
@@ -174,19 +181,17 @@ kevo_tensor RunnerService::to_tensor(const proto::TensorDesc& d, void* ptr) {
 
 // An input's contents: drawn on the GPU from its "gen" spec (task/draw.h), or copied from the
 // arena where the checker put it.
-void RunnerService::materialize(const json& d, void* p) {
-  size_t n = d.at("nbytes");
-  if (d.contains("gen")) {
+void RunnerService::materialize(const proto::TensorDesc& d, void* p) {
+  if (d.gen) {
     kevo::guard::Trusted trusted;
-    auto g = d["gen"].get<proto::Gen>();
-    const kevo::DrawSpec ds = g.draw();
+    const kevo::DrawSpec ds = d.gen->draw();
     int64_t numel = 1;
-    for (const auto& x : d.at("shape")) numel *= x.get<int64_t>();
-    CUDA_OR_FATAL(kevo::dev::fill(p, d.at("dtype").get<int>(), numel, ds, stream_));
+    for (auto x : d.shape) numel *= x;
+    CUDA_OR_FATAL(kevo::dev::fill(p, d.dtype, numel, ds, stream_));
     CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
     return;
   }
-  CUDA_OR_FATAL(cudaMemcpy(p, arena_.data() + d.at("offset").get<size_t>(), n, cudaMemcpyHostToDevice));
+  CUDA_OR_FATAL(cudaMemcpy(p, arena_.data() + d.offset, d.nbytes, cudaMemcpyHostToDevice));
 }
 
 // CUDA IPC handles travel as hex: the oracle's runner opens the candidate's buffers to compare

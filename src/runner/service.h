@@ -55,19 +55,24 @@ struct DevBuf {
 class RunnerService {
  public:
   RunnerService();
+  // One request (run/protocol.h) to its reply, or an ErrorReply for a request it cannot serve
+  // (an unknown command, a malformed request, a handler's refusal). A Fatal escapes to main.
   json handle(const json& req);
 
  private:
+  // Decodes the request for `h`, runs it, and encodes its reply with "ok": true.
+  template <class Req, class Rep>
+  json serve(const json& req, Result<Rep> (RunnerService::*h)(const Req&));
+
   // service.cpp: set-up, loading, buffers
   void init();
-  json hello();
-  json load(const json& req);
+  Result<proto::HelloReply> hello(const proto::HelloRequest& req);
+  Result<proto::LoadReply> load(const proto::LoadRequest& req);
   void* buffer(const std::string& key, size_t bytes, bool fresh);
   void release(const std::string& key);
   void release_prefix(const std::string& prefix);
-  static kevo_tensor to_tensor(const json& d, void* ptr);
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
-  void materialize(const json& d, void* p);
+  void materialize(const proto::TensorDesc& d, void* p);
   static std::string export_ipc(void* p);
 
   // data_plane.cpp: correctness calls and the comparisons of the oracle's runner
@@ -78,24 +83,23 @@ class RunnerService {
     std::string launch_error;
   };
   Call call_once(ForwardFn fn, const kevo_args& a);
-  json violations_json();
   kevo_args make_args(const std::vector<double>& scalars, const std::vector<int64_t>& dims,
                       std::vector<kevo_tensor>& ins, std::vector<kevo_tensor>& outs, void* ws, size_t wsb);
-  json run(const json& req);
-  json compare(const json& req);
-  json materialize_for_export(const json& req);
-  json collect(const json& req);
-  json release_prefixes(const json& req);
-  std::string check_arena(const json& req);
+  Result<proto::RunReply> run(const proto::RunRequest& req);
+  Result<proto::CompareReply> compare(const proto::CompareRequest& req);
+  Result<proto::MaterializeReply> materialize_for_export(const proto::MaterializeRequest& req);
+  Result<proto::CollectReply> collect(const proto::CollectRequest& req);
+  Result<proto::ReleaseReply> release_prefixes(const proto::ReleaseRequest& req);
+  std::string check_arena(uint64_t arena_size);
   void flush_l2();
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)
-  json time_batch(const json& req);
+  Result<proto::TimeBatchReply> time_batch(const proto::TimeBatchRequest& req);
   proto::DeviceState device_state();
 
   // ceilings.cpp: the device's measured ceilings
-  json bandwidth(const json& req);
-  json probe(const json& req);
+  Result<proto::BandwidthReply> bandwidth(const proto::BandwidthRequest& req);
+  Result<proto::ProbeReply> probe(const proto::ProbeRequest& req);
 
   kevo::Arena arena_;
   cudaStream_t stream_ = nullptr;

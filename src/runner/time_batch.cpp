@@ -59,18 +59,17 @@ proto::DeviceState RunnerService::device_state() {
   return s;
 }
 
-json RunnerService::time_batch(const json& jreq) {
+Result<proto::TimeBatchReply> RunnerService::time_batch(const proto::TimeBatchRequest& req) {
   init();
-  auto req = jreq.get<proto::TimeBatchRequest>();
   ForwardFn fn = nullptr;
   if (!req.slot.empty()) {
     auto it = fns_.find(req.slot);
-    if (it == fns_.end()) return {{"ok", false}, {"error", "slot not loaded: " + req.slot}};
+    if (it == fns_.end()) return fail("slot not loaded: {}", req.slot);
     fn = it->second;
   }
-  if (req.calls < 1 || req.calls > 100000) return {{"ok", false}, {"error", "time_batch: calls out of range"}};
+  if (req.calls < 1 || req.calls > 100000) return fail("time_batch: calls out of range");
   for (const auto& d : req.inputs)
-    if (!d.gen) return {{"ok", false}, {"error", "time_batch: input '" + d.name + "' has no draw (gen)"}};
+    if (!d.gen) return fail("time_batch: input '{}' has no draw (gen)", d.name);
   alloc_limit_ = req.alloc_limit;
   flush_bytes_ = req.flush_bytes;
   const std::string pfx = "tb/" + (req.slot.empty() ? std::string("none") : req.slot) + "/";
@@ -82,7 +81,7 @@ json RunnerService::time_batch(const json& jreq) {
   // One fixed-size block for every batch: a buffer resized between batches of k and 2k calls would
   // cost a cudaFree/cudaMalloc (and their implicit synchronization) inside the measured span.
   constexpr size_t kSumsBytes = size_t(4) << 20;
-  if (nsums * sizeof(dev::OutputSums) > kSumsBytes) return {{"ok", false}, {"error", "time_batch: too many calls x outputs"}};
+  if (nsums * sizeof(dev::OutputSums) > kSumsBytes) return fail("time_batch: too many calls x outputs");
   auto* sums = static_cast<dev::OutputSums*>(buffer("tb/sums", kSumsBytes, false));
   // Events for at least kReserveCalls calls at once: creating them costs the checker's clock, so
   // the first batch of a new size would otherwise pay for them inside its measured wall.

@@ -151,6 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"thread", Outcome::Unsafe, Reason::kHostThread},
                     Case{"load_thread", Outcome::Unsafe, Reason::kHostThread},
                     Case{"hidden", Outcome::Unsafe, Reason::kHiddenWork},
+                    Case{"garbled", Outcome::Unsafe, Reason::kGuard},  // a reply not of the protocol's types
                     Case{"too_fast", Outcome::Unsafe, Reason::kBelowSol},
                     Case{"rc", Outcome::Crash, Reason::kReturnedError},
                     Case{"segfault", Outcome::Crash, Reason::kSignal},

@@ -66,7 +66,10 @@ class FakeOracle : public Oracle {
     out.push_back(Expected::of(std::move(y)));
     return out;
   }
-  Status device_outputs(const Config&, const json&, const json&) override { return fail("host only"); }
+  Status device_outputs(const Config&, const std::vector<proto::TensorDesc>&,
+                        const std::vector<proto::TensorDesc>&) override {
+    return fail("host only");
+  }
   bool on_device() const override { return false; }
 
  private:

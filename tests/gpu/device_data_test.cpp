@@ -48,8 +48,8 @@ std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so) {
   auto r = RunnerClient::start({});
   EXPECT_TRUE(r) << (r ? "" : r.error().message);
   if (!r) return nullptr;
-  auto l = (*r)->call({{"cmd", "load"}, {"slot", "cand"}, {"path", so.string()}}, 60s);
-  EXPECT_TRUE(l && l->value("ok", false)) << (l ? l->dump() : l.error().message);
+  auto l = (*r)->call(proto::LoadRequest{"cand", so.string()}, 60s);
+  EXPECT_TRUE(l) << (l ? "" : l.error().message);
   return std::move(*r);
 }
 
@@ -65,16 +65,24 @@ fs::path compile_copy() {
   return so && so->ok ? so->so_path : fs::path();
 }
 
-json gen_desc(const std::string& name, DType dt, int64_t n, const DrawSpec& d) {
-  return {{"name", name}, {"dtype", static_cast<int>(dt)}, {"shape", {n}},
-          {"nbytes", static_cast<size_t>(n) * dtype_size(dt)},
-          {"gen", proto::Gen::of(d)}};
+proto::TensorDesc gen_desc(const std::string& name, DType dt, int64_t n, const DrawSpec& d) {
+  return {name, static_cast<int>(dt), {n}, n, static_cast<size_t>(n) * dtype_size(dt), 0, proto::Gen::of(d)};
 }
 
-json run_req(const json& in, const json& out, double shift, bool keep) {
-  return {{"cmd", "run"}, {"slot", "cand"}, {"arena_size", keep ? 0 : out["nbytes"].get<size_t>()},
-          {"inputs", {in}}, {"outputs", {out}}, {"poison", 0}, {"placement", 0}, {"dims", json::array()},
-          {"scalars", {shift}}, {"workspace_bytes", 0}, {"keep", keep}, {"export", keep}};
+// An output of n elements at the arena's start.
+proto::TensorDesc out_desc(DType dt, int64_t n) {
+  return {"y", static_cast<int>(dt), {n}, n, static_cast<size_t>(n) * dtype_size(dt), 0, std::nullopt};
+}
+
+proto::RunRequest run_req(const proto::TensorDesc& in, const proto::TensorDesc& out, double shift, bool keep) {
+  proto::RunRequest q;
+  q.slot = "cand";
+  q.arena_size = keep ? 0 : out.nbytes;
+  q.inputs = {in};
+  q.outputs = {out};
+  q.scalars = {shift};
+  q.keep = q.export_ipc = keep;
+  return q;
 }
 
 }  // namespace
@@ -112,11 +120,10 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
       ASSERT_TRUE(host);
       auto d = draw_spec(spec, {}, 42, wide);
       ASSERT_TRUE(d);
-      json out = {{"name", "y"}, {"dtype", static_cast<int>(k.dt)}, {"shape", {n}}, {"offset", 0},
-                  {"nbytes", host->bytes.size()}};
+      const proto::TensorDesc out = out_desc(k.dt, n);
       ASSERT_TRUE(runner->arena().resize(host->bytes.size()));
       auto r = runner->call(run_req(gen_desc("x", k.dt, n, *d), out, 0, false), 60s);
-      ASSERT_TRUE(r && r->value("ok", false)) << (r ? r->dump() : r.error().message);
+      ASSERT_TRUE(r) << r.error().message;
       // Device libm (log, sin, cos, exp in double) may differ from glibc's in the last bit of a
       // double; after rounding to the tensor's type that leaves at most rare one-ulp differences.
       int64_t differ = 0;
@@ -166,10 +173,10 @@ TEST(DeviceData, TimedDrawsAreTheHostsBits) {
     DrawSpec d{k.kind, k.a, k.b, 3, 200, draw_call_base(42, 17), true, k.clamp, 0.0};
     std::vector<uint8_t> host(static_cast<size_t>(n) * dtype_size(k.dt));
     for (int64_t i = 0; i < n; ++i) store_from_double(host.data(), k.dt, static_cast<size_t>(i), draw_value(d, i));
-    json out = {{"name", "y"}, {"dtype", static_cast<int>(k.dt)}, {"shape", {n}}, {"offset", 0}, {"nbytes", host.size()}};
+    const proto::TensorDesc out = out_desc(k.dt, n);
     ASSERT_TRUE(runner->arena().resize(host.size()));
     auto r = runner->call(run_req(gen_desc("x", k.dt, n, d), out, 0, false), 60s);
-    ASSERT_TRUE(r && r->value("ok", false)) << (r ? r->dump() : r.error().message);
+    ASSERT_TRUE(r) << r.error().message;
     const uint8_t* dev = reinterpret_cast<const uint8_t*>(runner->arena().data());
     int64_t differ = 0;
     for (int64_t i = 0; i < n; ++i)
@@ -196,22 +203,25 @@ TEST(DeviceData, OracleComparisonAgreesWithTheHostComparison) {
   spec.name = "x";
   auto d = draw_spec(spec, {}, 7, false);
   ASSERT_TRUE(d);
-  json in = gen_desc("x", DType::F32, n, *d);
-  json out = {{"name", "y"}, {"dtype", 0}, {"shape", {n}}, {"numel", n}, {"nbytes", n * 4}};
+  const proto::TensorDesc in = gen_desc("x", DType::F32, n, *d);
+  const proto::TensorDesc out = out_desc(DType::F32, n);
   // The oracle's buffers are keyed by slot: it runs the same copy kernel as "cand".
   auto ro = oracle->call(run_req(in, out, 0, true), 60s);
-  ASSERT_TRUE(ro && ro->value("ok", false)) << (ro ? ro->dump() : ro.error().message);
+  ASSERT_TRUE(ro) << ro.error().message;
   for (double shift : {0.0, 1.0}) {
     auto rc = cand->call(run_req(in, out, shift, true), 60s);
-    ASSERT_TRUE(rc && rc->value("ok", false)) << (rc ? rc->dump() : rc.error().message);
-    json req = {{"cmd", "compare"}, {"atol", 1e-4}, {"rtol", 1e-4},
-                {"outputs", {{{"ipc", (*rc)["outputs_ipc"][0]}, {"dtype", 0}, {"numel", n}, {"nbytes", n * 4},
-                              {"ref", "cand/out/y"}, {"ref_nbytes", n * 4}, {"check_poison", true}}}},
-                {"inputs", {{{"ipc", (*rc)["inputs_ipc"][0]}, {"nbytes", n * 4}, {"ref", "cand/in/x"}}}}};
+    ASSERT_TRUE(rc) << rc.error().message;
+    ASSERT_EQ(rc->outputs_ipc.size(), 1u);
+    ASSERT_EQ(rc->inputs_ipc.size(), 1u);
+    proto::CompareRequest req{1e-4, 1e-4};
+    req.outputs.push_back({rc->outputs_ipc[0], 0, std::nullopt, n, uint64_t(n) * 4, "cand/out/y", uint64_t(n) * 4, true});
+    req.inputs.push_back({rc->inputs_ipc[0], uint64_t(n) * 4, "cand/in/x"});
     auto c = oracle->call(req, 60s);
-    ASSERT_TRUE(c && c->value("ok", false)) << (c ? c->dump() : c.error().message);
-    const json& cmp = (*c)["outputs"][0]["cmp"];
-    EXPECT_EQ((*c)["inputs"][0]["differing_bytes"], 0);
+    ASSERT_TRUE(c) << c.error().message;
+    ASSERT_EQ(c->outputs.size(), 1u);
+    ASSERT_EQ(c->inputs.size(), 1u);
+    const json cmp = c->outputs[0].cmp;
+    EXPECT_EQ(c->inputs[0].differing_bytes, 0u);
     // The same comparison on the host, on host-drawn data.
     auto want = generate_input(spec, {n}, {}, 7, false);
     ASSERT_TRUE(want);

@@ -60,15 +60,15 @@ TEST(RunnerClient, RepliesAndArena) {
   if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
   auto r = start(script("echo_runner.py", kEcho));
   ASSERT_TRUE(r);
-  auto a = r->call({{"cmd", "hello"}}, 10s);
+  auto a = r->call_json({{"cmd", "hello"}}, 10s);
   ASSERT_TRUE(a) << a.error().message;
   EXPECT_EQ((*a)["echo"], "hello");
   ASSERT_TRUE(r->arena().resize(4096));
-  auto b = r->call({{"cmd", "fill"}, {"arena_size", 4096}}, 10s);
+  auto b = r->call_json({{"cmd", "fill"}, {"arena_size", 4096}}, 10s);
   ASSERT_TRUE(b);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(r->arena().data()), 5), "hello");
   // Output on the runner's stdout never reaches the protocol channel.
-  auto c = r->call({{"cmd", "print"}}, 10s);
+  auto c = r->call_json({{"cmd", "print"}}, 10s);
   ASSERT_TRUE(c);
   EXPECT_EQ((*c)["echo"], "print");
   EXPECT_FALSE(r->death());
@@ -78,7 +78,7 @@ TEST(RunnerClient, HangIsATimeoutAndTheProcessIsKilled) {
   auto r = start(script("hang_runner.sh", "#!/bin/sh\nsleep 60 & sleep 60\n"));
   ASSERT_TRUE(r);
   auto t0 = std::chrono::steady_clock::now();
-  auto a = r->call({{"cmd", "hello"}}, 300ms);
+  auto a = r->call_json({{"cmd", "hello"}}, 300ms);
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().code, ErrorCode::kTimeout) << a.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
@@ -86,7 +86,7 @@ TEST(RunnerClient, HangIsATimeoutAndTheProcessIsKilled) {
   EXPECT_EQ(r->death()->kind, RunnerDeath::Kind::Timeout);
   EXPECT_FALSE(r->alive());
   // Further calls fail at once instead of hanging.
-  auto again = r->call({{"cmd", "hello"}}, 10s);
+  auto again = r->call_json({{"cmd", "hello"}}, 10s);
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, ErrorCode::kProcessDied);
 }
@@ -94,7 +94,7 @@ TEST(RunnerClient, HangIsATimeoutAndTheProcessIsKilled) {
 TEST(RunnerClient, SegfaultIsASignalWithItsLastWords) {
   auto r = start(script("segv_runner.sh", "#!/bin/sh\necho 'about to crash' >&2\nkill -SEGV $$\n"));
   ASSERT_TRUE(r);
-  auto a = r->call({{"cmd", "run"}}, 10s);
+  auto a = r->call_json({{"cmd", "run"}}, 10s);
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().code, ErrorCode::kProcessDied) << a.error().message;
   ASSERT_TRUE(r->death());
@@ -107,13 +107,13 @@ TEST(RunnerClient, SegfaultIsASignalWithItsLastWords) {
 TEST(RunnerClient, AbortAndExitAreDistinguished) {
   auto r = start(script("abrt_runner.sh", "#!/bin/sh\nkill -ABRT $$\n"));
   ASSERT_TRUE(r);
-  EXPECT_FALSE(r->call({{"cmd", "run"}}, 10s));
+  EXPECT_FALSE(r->call_json({{"cmd", "run"}}, 10s));
   ASSERT_TRUE(r->death());
   EXPECT_EQ(r->death()->signal, SIGABRT);
 
   auto e = start(script("exit_runner.sh", "#!/bin/sh\nexit 0\n"));
   ASSERT_TRUE(e);
-  EXPECT_FALSE(e->call({{"cmd", "run"}}, 10s));
+  EXPECT_FALSE(e->call_json({{"cmd", "run"}}, 10s));
   ASSERT_TRUE(e->death());
   EXPECT_EQ(e->death()->kind, RunnerDeath::Kind::Exited);
   EXPECT_EQ(e->death()->exit_code, 0);
@@ -137,7 +137,7 @@ TEST(RunnerClient, FinishWaitsForTheLastWordsOfAWrapper) {
                                     "\nsleep 3\necho '========= ERROR SUMMARY: 0 errors' >&2\n");
   auto r = start(wrap);
   ASSERT_TRUE(r);
-  ASSERT_TRUE(r->call({{"cmd", "hello"}}, 10s));
+  ASSERT_TRUE(r->call_json({{"cmd", "hello"}}, 10s));
   std::string tail = r->finish(20s);  // the destructor alone would have killed it after 2 s
   EXPECT_NE(tail.find("ERROR SUMMARY: 0 errors"), std::string::npos) << tail;
   // A wrapper that never ends is killed once the grace is over.
@@ -175,8 +175,8 @@ TEST(RunnerClient, DestructionDoesNotWaitForTheTeardownButReapsIt) {
   auto a = start(script("slow_teardown.py", slow));
   auto b = start(script("stuck_teardown.py", stuck));
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->call({{"cmd", "hello"}}, 10s));  // both are up (and wrote their pids)
-  ASSERT_TRUE(b->call({{"cmd", "hello"}}, 10s));
+  ASSERT_TRUE(a->call_json({{"cmd", "hello"}}, 10s));  // both are up (and wrote their pids)
+  ASSERT_TRUE(b->call_json({{"cmd", "hello"}}, 10s));
   a.reset();
   b.reset();
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the destructor waited for the teardown";
@@ -189,4 +189,46 @@ TEST(RunnerClient, DestructionDoesNotWaitForTheTeardownButReapsIt) {
     ASSERT_GT(pid, 0);
     EXPECT_NE(kill(pid, 0), 0) << "runner " << pid << " still exists (not killed or not reaped)";
   }
+}
+
+// The typed call: a reply of its type, the runner's refusal (kept whole: classify_death reads its
+// fatal flag and CUDA error number), or a malformed reply, each told apart and none an exception.
+TEST(RunnerClient, TypedCallsTellRepliesRefusalsAndNonsenseApart) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto r = start(script("typed_runner.py", R"(#!/usr/bin/env python3
+import json, os, struct, sys
+req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+while True:
+    n = req.read(4)
+    if len(n) < 4: sys.exit(0)
+    msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    out = {'ok': True, 'name': 'Fake', 'uuid': 'u-7'}
+    if msg['cmd'] == 'load':
+        out = {'ok': False, 'error': 'boom', 'fatal': True, 'cuda_error': 700}
+    if msg['cmd'] == 'release':
+        out = {'ok': True, 'extra': 1}
+    if msg['cmd'] == 'bandwidth':
+        out = {'ok': True, 'copy_gbps': 'fast'}
+    b = json.dumps(out).encode()
+    rep.write(struct.pack('<I', len(b)) + b)
+)"));
+  ASSERT_TRUE(r);
+  auto h = r->call(proto::HelloRequest{}, 10s);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h->uuid, "u-7");
+  EXPECT_EQ(h->l2_bytes, uint64_t(50) << 20);  // not said: the checker's assumption
+  auto l = r->call(proto::LoadRequest{"cand", "/x.so"}, 10s);
+  ASSERT_FALSE(l);
+  ASSERT_TRUE(l.refusal());
+  EXPECT_TRUE(l.refusal()->fatal);
+  EXPECT_EQ(l.refusal()->cuda_error, 700);
+  EXPECT_EQ(l.error().message, "boom");
+  EXPECT_TRUE(l.answered());
+  EXPECT_TRUE(r->call(proto::ReleaseRequest{{""}}, 10s));  // unknown fields are ignored
+  auto bw = r->call(proto::BandwidthRequest{}, 10s);
+  ASSERT_FALSE(bw);
+  EXPECT_TRUE(bw.failure().malformed);
+  EXPECT_FALSE(bw.refusal());
+  EXPECT_TRUE(bw.answered());
+  EXPECT_FALSE(r->death());
 }

@@ -506,6 +506,8 @@ while True:
         with open(os.environ['KEVO_FAKE_RUNNER_CMDS'], 'a') as f:
             f.write('%d %s\n' % (os.getpid(), msg.get('cmd')))
     reply = handle(msg)
+    if msg.get('cmd') == 'run' and slots.get(msg.get('slot')) == 'garbled':
+        reply['rc'] = 'zero'  # not the protocol's type: a candidate that tampered with its runner
     if 'exit_after' in state:  # gone before anyone can open its buffers (deterministic for tests)
         for f in state['exit_after']:
             os.remove(f)

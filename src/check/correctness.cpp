@@ -70,7 +70,7 @@ std::optional<proto::RunReply> run_candidate(EvalSession& s, const proto::RunReq
     classify_death(s.v, *s.cand, r.refusal(), where);
     if (s.v.outcome == Outcome::Pass) s.v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
   }
-  if (!r || !check_run_reply(s.v, *r, where, true)) {
+  if (!r || !check_guards(s.v, GuardReport::of(*r), where)) {
     cc.ok = false;
     cc.detail = s.v.message;
     return std::nullopt;

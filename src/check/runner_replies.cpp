@@ -71,32 +71,39 @@ double hidden_ms(double after_stream_ms, double after_stream_cpu_ms) {
   return std::min(after_stream_ms, after_stream_cpu_ms);
 }
 
-bool check_run_reply(Verdict& v, const proto::RunReply& r, const std::string& where, bool check_hidden) {
-  for (const auto& x : r.violations) {
+GuardReport GuardReport::of(const proto::RunReply& r) {
+  return {r.violations, r.threads_before,     r.threads_after,       r.launch_error, {r.rc},
+          r.span_ms,    r.after_stream_ms,    r.after_stream_cpu_ms, "call"};
+}
+
+GuardReport GuardReport::of(const proto::TimeBatchReply& r) {
+  return {r.violations, r.threads_before,     r.threads_after,       r.launch_error, r.rc,
+          r.span_ms,    r.after_stream_ms,    r.after_stream_cpu_ms, "timed batch"};
+}
+
+bool check_guards(Verdict& v, const GuardReport& g, const std::string& where) {
+  for (const auto& x : g.violations) {
     const Reason kind = violation_reason(x.kind);
     v.flags.push_back({kind, where + ": " + x.detail});
     v.set(Outcome::Unsafe, kind, where + ": " + x.detail);
   }
-  if (r.threads_after > r.threads_before) {
-    std::string d = fmt::format("{}: the process had {} threads before the call and {} after: the "
-                                "candidate left a host thread running",
-                                where, r.threads_before, r.threads_after);
+  if (g.threads_after > g.threads_before) {
+    std::string d = fmt::format("{}: the process had {} threads before the {} and {} after: the candidate left a "
+                                "host thread running",
+                                where, g.threads_before, g.unit, g.threads_after);
     v.flags.push_back({Reason::kHostThread, d});
     v.set(Outcome::Unsafe, Reason::kHostThread, d);
   }
-  if (!r.launch_error.empty()) v.set(Outcome::Crash, Reason::kLaunchError, where + ": " + r.launch_error);
-  if (r.rc != 0)
-    v.set(Outcome::Crash, Reason::kReturnedError, fmt::format("{}: kevo_forward returned {}", where, r.rc));
-  if (check_hidden) {
-    const double after = hidden_ms(r.after_stream_ms, r.after_stream_cpu_ms);
-    // Work the device-wide sync still waited for once the given stream was idle ran elsewhere.
-    if (after > kHiddenWorkMs) {
-      std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after the given stream "
-                                  "finished its {:.2f} ms of work",
-                                  where, after, r.span_ms);
-      v.flags.push_back({Reason::kHiddenWork, d});
-      v.set(Outcome::Unsafe, Reason::kHiddenWork, d);
-    }
+  if (!g.launch_error.empty()) v.set(Outcome::Crash, Reason::kLaunchError, where + ": " + g.launch_error);
+  for (int rc : g.rc)
+    if (rc != 0) v.set(Outcome::Crash, Reason::kReturnedError, fmt::format("{}: kevo_forward returned {}", where, rc));
+  // Work the device-wide sync still waited for once the given stream was idle ran elsewhere.
+  if (const double after = hidden_ms(g.after_stream_ms, g.after_stream_cpu_ms); after > kHiddenWorkMs) {
+    std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after the {} on the given stream finished "
+                                "({:.2f} ms of work)",
+                                where, after, g.unit, g.span_ms);
+    v.flags.push_back({Reason::kHiddenWork, d});
+    v.set(Outcome::Unsafe, Reason::kHiddenWork, d);
   }
   return v.outcome == Outcome::Pass;
 }

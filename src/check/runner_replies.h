@@ -67,7 +67,21 @@ double hidden_ms(double after_stream_ms, double after_stream_cpu_ms);
 // elsewhere. Real leftover work is ms; the runner's own teardown of a call is microseconds.
 constexpr double kHiddenWorkMs = 1.0;
 
-// Checks a run reply's guard results; returns false when the verdict is decided.
-bool check_run_reply(Verdict& v, const proto::RunReply& r, const std::string& where, bool check_hidden);
+// What the candidate's runner's guards saw around a call (run) or a timed batch (time_batch): the
+// same checks decide both.
+struct GuardReport {
+  std::vector<proto::Violation> violations;
+  int threads_before = 0, threads_after = 0;
+  std::string launch_error;
+  std::vector<int> rc;  // kevo_forward's return code per call
+  double span_ms = 0, after_stream_ms = 0, after_stream_cpu_ms = 0;
+  const char* unit = "call";  // how messages name the span: "call", "timed batch"
+  static GuardReport of(const proto::RunReply& r);
+  static GuardReport of(const proto::TimeBatchReply& r);
+};
+
+// Checks the guards' report (violations, a host thread left running, launch errors, return codes,
+// work left outside the given stream); returns false when the verdict is decided.
+bool check_guards(Verdict& v, const GuardReport& g, const std::string& where);
 
 }  // namespace kevo

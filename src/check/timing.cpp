@@ -158,27 +158,7 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
 
 // The candidate's runner's guards, and the state it leaves behind.
 bool TimingRun::check_candidate(const proto::TimeBatchReply& r, const std::string& where) {
-  for (const auto& x : r.violations) {
-    v_.flags.push_back({violation_reason(x.kind), where + ": " + x.detail});
-    v_.set(Outcome::Unsafe, violation_reason(x.kind), where + ": " + x.detail);
-  }
-  if (r.threads_after > r.threads_before) {
-    std::string d = fmt::format("{}: the process had {} threads before the batch and {} after: the candidate "
-                                "left a host thread running",
-                                where, r.threads_before, r.threads_after);
-    v_.flags.push_back({Reason::kHostThread, d});
-    v_.set(Outcome::Unsafe, Reason::kHostThread, d);
-  }
-  if (!r.launch_error.empty()) v_.set(Outcome::Crash, Reason::kLaunchError, where + ": " + r.launch_error);
-  for (int rc : r.rc)
-    if (rc != 0) v_.set(Outcome::Crash, Reason::kReturnedError, fmt::format("{}: kevo_forward returned {}", where, rc));
-  if (double after = hidden_ms(r.after_stream_ms, r.after_stream_cpu_ms); after > kHiddenWorkMs) {
-    std::string d = fmt::format("{}: the device stayed busy {:.2f} ms after a timed batch on the given stream "
-                                "finished ({:.2f} ms of work)",
-                                where, after, r.span_ms);
-    v_.flags.push_back({Reason::kHiddenWork, d});
-    v_.set(Outcome::Unsafe, Reason::kHiddenWork, d);
-  }
+  check_guards(v_, GuardReport::of(r), where);
   if (r.state_before && !state0_) state0_ = r.state_before;
   for (const auto* st : {&r.state_before, &r.state_after})
     if (*st && state0_ && !(**st == *state0_)) {

@@ -9,18 +9,6 @@ namespace kevo::evolve {
 
 namespace {
 
-const char* c_dtype(DType t) {
-  switch (t) {
-    case DType::F32: return "KEVO_F32";
-    case DType::F16: return "KEVO_F16";
-    case DType::BF16: return "KEVO_BF16";
-    case DType::I32: return "KEVO_I32";
-    case DType::I64: return "KEVO_I64";
-    case DType::U8: return "KEVO_U8";
-  }
-  return "KEVO_F32";
-}
-
 constexpr const char* kPrelude = R"(#include <kevo/kernel.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -139,7 +127,7 @@ Result<std::string> host_example(const Task& task, const Config& cfg, const std:
         "    CHECK(cudaMalloc(&x.data, h.size()));\n"
         "    CHECK(cudaMemcpy(x.data, h.data(), h.size(), cudaMemcpyHostToDevice));\n"
         "    to_free.push_back(x.data);\n    inputs.push_back(x);\n  }}\n",
-        t.name, c_dtype(t.dtype), shape_list(in.shape), lo, hi);
+        t.name, dtype_info(t.dtype).c_enum, shape_list(in.shape), lo, hi);
   }
   for (const auto& out : r->outputs) {
     s += fmt::format(
@@ -148,7 +136,7 @@ Result<std::string> host_example(const Task& task, const Config& cfg, const std:
         "    size_t n = 1;\n    for (int i = 0; i < y.ndim; ++i) n *= (size_t)y.shape[i];\n"
         "    CHECK(cudaMalloc(&y.data, n * dtype_size(y.dtype)));\n"
         "    to_free.push_back(y.data);\n    outputs.push_back(y);\n  }}\n",
-        out.name(), c_dtype(out.dtype()), shape_list(out.shape));
+        out.name(), dtype_info(out.dtype()).c_enum, shape_list(out.shape));
   }
   std::string scalars;
   for (size_t i = 0; i < task.scalars.size(); ++i)

@@ -68,6 +68,7 @@ std::string_view to_string(Reason r) {
     case Reason::kEvaluator: return "evaluator";
     case Reason::kTimedOutputUnchecked: return "timed_output_unchecked";
     case Reason::kTimingFloored: return "timing_floored";
+    case Reason::kTimingRetimed: return "timing_retimed";
     case Reason::kTimingUnconfirmed: return "timing_unconfirmed";
     case Reason::kSandboxUnavailable: return "sandbox_unavailable";
     case Reason::kSolUnavailable: return "sol_unavailable";

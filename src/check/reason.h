@@ -81,6 +81,7 @@ enum class Reason {
   // flags only (never a verdict's reason)
   kTimedOutputUnchecked,
   kTimingFloored,
+  kTimingRetimed,
   kTimingUnconfirmed,
   kSandboxUnavailable,
   kSolUnavailable,

@@ -20,15 +20,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays under 1% of
-// it, and short enough that the three series alternate often (drift cancels) and six rounds of
-// them fit an eval's latency (issue 13: ~0.6 s cached). On gelu (2^29 elements: ~1.8 ms a call plus
-// ~2.4 ms of draws, poison, flush and sums) that is 5 calls, and the outside slope's interval about
-// 1% of a call. Batches of one call and 2k (a wider spread, so a faster interval) were tried on an
-// H100 (2026-11-26): bias_scale's baseline then read 0.3 ms per call (15%) over its events, in
-// any order of the series; docs/measurements/2026-11-26-h100-c5782ec-one-call-batches.md.
+// it, and short enough that the three series alternate often (drift cancels). On gelu (2^29
+// elements: ~1.9 ms a call plus ~3.5 ms of draws, poison, flush and sums) k is 4.
 constexpr double kBatchMs = 20.0;
-// At least 4 calls a batch: the slope divides the wall clock's jitter by k, and with fewer calls a
-// slow call (tens of ms) leaves an interval too wide to accuse a forger.
+// At least 4 calls in a large batch: the slope divides the wall clock's jitter by the sizes'
+// spread, and with less a slow call (tens of ms) leaves an interval too wide to accuse a forger.
 constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
 // Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
 // each median has an interval; and a ceiling for very fast kernels.
@@ -59,8 +55,10 @@ double mean(const std::vector<double>& x) {
 
 class TimingRun {
  public:
-  TimingRun(const TimingSetup& s, Verdict& v) : s_(s), v_(v) {}
+  TimingRun(const TimingSetup& s, Verdict& v, Batching b, uint64_t first_call)
+      : s_(s), v_(v), batching_(b), next_call_(first_call) {}
   void run();
+  uint64_t next_call() const { return next_call_; }
 
  private:
   bool prepare();
@@ -69,6 +67,8 @@ class TimingRun {
   bool check_candidate(const proto::TimeBatchReply& r, const std::string& where);
   bool check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call);
   bool calibrate();
+  bool round(int index, bool& prev_was_cand);
+  int small_calls() const { return batching_ == Batching::OneCall ? 1 : k_; }
   bool stable() const;
   OutsideCheck outside_now() const;
   bool check_last_output(uint64_t last_call);
@@ -78,9 +78,10 @@ class TimingRun {
 
   const TimingSetup& s_;
   Verdict& v_;
+  const Batching batching_;
   std::vector<proto::TensorDesc> inputs_, outputs_;
   proto::CallArgs call_args_;
-  uint64_t sums_key_ = 0, next_call_ = 0;
+  uint64_t next_call_ = 0, sums_key_ = 0;
   int k_ = kMinBatchCalls;
   std::optional<proto::DeviceState> state0_;
   std::vector<Series> series_;
@@ -98,7 +99,6 @@ bool TimingRun::prepare() {
   outputs_ = output_descs(rc);
   call_args_ = call_args(*s_.task, rc);
   sums_key_ = draw_mix(s_.seed ^ 0x5eedc0de);
-  next_call_ = draw_mix(s_.seed) >> 16;  // call numbers a candidate cannot guess from earlier evaluations
   where_ = fmt::format("timing on config '{}'", rc.config->name);
   state0_ = s_.state_at_load;
   series_.push_back({SeriesKind::Candidate, s_.cand, "cand"});
@@ -145,13 +145,14 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
     return std::nullopt;
   }
   if (!rep.outputs_ipc.empty()) s.outputs_ipc = rep.outputs_ipc;
+  // An unrecorded batch that follows the candidate's still shows whether its work had ended.
+  if (!rep.flush_ms.empty() && (record || after_cand)) {
+    (after_cand ? s.flush_after_cand_ms : s.other_flush_ms).push_back(rep.flush_ms.front());
+    s.other_flush_ms.insert(s.other_flush_ms.end(), rep.flush_ms.begin() + 1, rep.flush_ms.end());
+  }
   if (record) {
     s.walls.push_back({n, wall, std::accumulate(rep.call_ms.begin(), rep.call_ms.end(), 0.0)});
     s.call_ms.insert(s.call_ms.end(), rep.call_ms.begin(), rep.call_ms.end());
-    if (!rep.flush_ms.empty()) {
-      (after_cand ? s.flush_after_cand_ms : s.other_flush_ms).push_back(rep.flush_ms.front());
-      s.other_flush_ms.insert(s.other_flush_ms.end(), rep.flush_ms.begin() + 1, rep.flush_ms.end());
-    }
   }
   return rep;
 }
@@ -187,17 +188,20 @@ bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeB
   return true;
 }
 
-// Two untimed batches per series: warm-up, and the batch size k that makes a batch ~kBatchMs long.
+// Untimed batches per series that allocate its buffers and set k (k calls take ~kBatchMs, from the
+// batch's GPU span: everything a call costs there, draws, flush, sums and kernel). OneCall: one
+// call each. Doubling: 4 calls each, then k calls each (warm-up at the size it will time).
 bool TimingRun::calibrate() {
+  const int first = batching_ == Batching::OneCall ? 1 : kMinBatchCalls;
   double per_call = 0;
   for (auto& s : series_) {
-    auto r = batch(s, kMinBatchCalls, next_call_, false);
+    auto r = batch(s, first, next_call_, false);
     if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
-    // The GPU span of the batch covers everything a call costs there (draws, flush, sums, kernel).
-    per_call = std::max(per_call, r->span_ms / kMinBatchCalls);
+    per_call = std::max(per_call, r->span_ms / first);
   }
-  next_call_ += kMinBatchCalls;
+  next_call_ += static_cast<uint64_t>(first);
   k_ = std::clamp(static_cast<int>(std::ceil(kBatchMs / std::max(per_call, 1e-3))), kMinBatchCalls, kMaxBatchCalls);
+  if (batching_ == Batching::OneCall) return true;
   for (auto& s : series_) {
     auto r = batch(s, k_, next_call_, false);
     if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
@@ -217,37 +221,50 @@ bool TimingRun::stable() const {
   return oc.verdict != OutsideVerdict::Unmeasured && oc.outside_ms > 0 && oc.ci_ms <= kOutsideTolerance / 2 * oc.outside_ms;
 }
 
+// One batch of every series on the same call numbers (the same inputs). OneCall: always in the
+// same order, candidate, baseline, work around calls: what a batch costs outside its events depends
+// on the batch before it (on an H100 the first batch a process runs after another process's costs up
+// to 0.3 ms more), so each series always follows the same one. Doubling: the series take turns to go
+// first, so each follows each of the others as often. Drift cancels either way: the series alternate.
+bool TimingRun::round(int index, bool& prev_was_cand) {
+  const int n = index % 2 == 0 ? small_calls() : 2 * k_;
+  const uint64_t first = next_call_;
+  next_call_ += static_cast<uint64_t>(n);
+  std::optional<proto::TimeBatchReply> cand, base;
+  for (size_t j = 0; j < series_.size(); ++j) {
+    const size_t at = batching_ == Batching::OneCall ? j : (j + static_cast<size_t>(index)) % series_.size();
+    Series& s = series_[at];
+    // OneCall without a baseline: the work-around series would follow the candidate's, so an
+    // unrecorded one-call batch takes the switch (and the check that the candidate's work ended).
+    if (batching_ == Batching::OneCall && s.kind == SeriesKind::Around && prev_was_cand) {
+      if (!batch(s, 1, first, false, true)) return false;
+      prev_was_cand = false;
+    }
+    auto r = batch(s, n, first, true, prev_was_cand);
+    prev_was_cand = s.kind == SeriesKind::Candidate;
+    if (!r) return false;
+    if (s.kind == SeriesKind::Candidate) {
+      if (!check_candidate(*r, where_)) return false;
+      cand = std::move(r);
+    } else if (s.kind == SeriesKind::Baseline) {
+      base = std::move(r);
+    }
+  }
+  return !cand || !base || check_sums(*cand, *base, first);
+}
+
 void TimingRun::run() {
   auto t0 = Clock::now();
   if (!prepare() || !calibrate()) return;
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-  uint64_t last_call = 0;
   bool prev_was_cand = false;
-  for (int round = 0; round < kMaxRounds; ++round) {
-    const int n = round % 2 == 0 ? k_ : 2 * k_;
-    const uint64_t first = next_call_;
-    next_call_ += static_cast<uint64_t>(n);
-    std::optional<proto::TimeBatchReply> cand, base;
-    // The series take turns going first, so each follows each of the others as often.
-    for (size_t j = 0; j < series_.size(); ++j) {
-      Series& s = series_[(j + static_cast<size_t>(round)) % series_.size()];
-      auto r = batch(s, n, first, true, prev_was_cand);
-      prev_was_cand = s.kind == SeriesKind::Candidate;
-      if (!r) return;
-      if (s.kind == SeriesKind::Candidate) {
-        if (!check_candidate(*r, where_)) return;
-        cand = std::move(r);
-      } else if (s.kind == SeriesKind::Baseline) {
-        base = std::move(r);
-      }
-    }
-    if (cand && base && !check_sums(*cand, *base, first)) return;
-    last_call = first + static_cast<uint64_t>(n) - 1;
-    if (round + 1 < kMinRounds) continue;
+  for (int index = 0; index < kMaxRounds; ++index) {
+    if (!round(index, prev_was_cand)) return;
+    if (index + 1 < kMinRounds) continue;
     if (elapsed() >= kNoisyBudgets * s_.budget_s) break;
     if ((elapsed() >= s_.budget_s || stable()) && outside_now().verdict != OutsideVerdict::Inconclusive) break;
   }
-  if (!check_last_output(last_call)) return;
+  if (!check_last_output(next_call_ - 1)) return;
   check_trusted_starts();
   finish();
 }
@@ -358,7 +375,7 @@ void TimingRun::finish() {
   t.candidate = summarize(cand_ms);
   t.outside = oc;
   t.batch_calls = k_;
-  t.small_calls = k_;
+  t.small_calls = small_calls();
   t.rounds = static_cast<int>(cand.walls.size());
   t.around_ms = fit_slope(around.walls).per_call_ms;
   t.walls_candidate = cand.walls;
@@ -382,9 +399,44 @@ void TimingRun::finish() {
 
 }  // namespace
 
+uint64_t run_timing_session(const TimingSetup& s, Verdict& v, Batching b, uint64_t first_call) {
+  TimingRun run(s, v, b, first_call);
+  run.run();
+  return run.next_call();
+}
+
+namespace {
+
+// A OneCall session whose outside check did not agree with the candidate's events: forged (decided
+// in finish()) or inconclusive (left to the evaluator).
+bool needs_retiming(const Verdict& v) {
+  if (!v.timing) return false;
+  const OutsideVerdict o = v.timing->outside.verdict;
+  if (v.outcome == Outcome::Unsafe && v.reason == Reason::kTimingForged) return o == OutsideVerdict::Forged;
+  return v.outcome == Outcome::Pass && o == OutsideVerdict::Inconclusive;
+}
+
+}  // namespace
+
 void run_timing(const TimingSetup& s, Verdict& v) {
   auto t0 = Clock::now();
-  TimingRun(s, v).run();  // an Inconclusive outside check is decided by evaluator.cpp, after the SOL check
+  // Call numbers a candidate cannot guess from earlier evaluations; the second session goes on
+  // from where the first ended, so no inputs repeat (a cache keyed on values finds nothing).
+  const uint64_t first_call = draw_mix(s.seed) >> 16;
+  Verdict one = v;
+  const uint64_t next = run_timing_session(s, one, Batching::OneCall, first_call);
+  if (!needs_retiming(one)) {
+    v = std::move(one);
+  } else {
+    const OutsideCheck& oc = one.timing->outside;
+    run_timing_session(s, v, Batching::Doubling, next);
+    v.flags.push_back({Reason::kTimingRetimed,
+                       fmt::format("batches of one call and {} calls read the checker's clock {} with the "
+                                   "candidate's events ({}); timed again with batches of k and 2k calls, "
+                                   "whose figures these are",
+                                   2 * one.timing->batch_calls, outside_verdict_name(oc.verdict), oc.detail)});
+  }
+  // An Inconclusive outside check is decided by evaluator.cpp, after the SOL check.
   v.work["timing_session"] += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

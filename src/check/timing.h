@@ -53,7 +53,22 @@ struct TimingSetup {
       validate_last;
 };
 
-// Sets v.timing (and v.work["timing_session"]), or decides the verdict.
+// How a session's batches are sized and ordered. OneCall: batches of one call and of 2k calls, the
+// series always in one order; its line's spread (2k - 1 calls) reaches the outside clock's interval
+// in about a third of Doubling's time (H100: gelu's baseline in 6 rounds, 0.43 s), but on some
+// honest kernels a one-call batch costs less outside its events than the trusted runner's (bias_scale's
+// baseline read 15% over its events; the cause is not known). Doubling: batches of k and 2k, the
+// series taking turns to go first (docs/measurements/2026-11-26-h100-c5782ec-one-call-batches.md).
+enum class Batching { OneCall, Doubling };
+
+// Sets v.timing (and v.work["timing_session"]), or decides the verdict. Times with OneCall first;
+// where the checker's clock does not agree with the candidate's events (forged or inconclusive), it
+// times again with Doubling, on fresh call numbers, and that session decides: each way of batching is
+// sound on its own, so a forger gains nothing from the second chance, and an honest kernel that
+// OneCall misreads pays for both. The flag timing_retimed says so.
 void run_timing(const TimingSetup& s, Verdict& v);
+
+// One session with the given batching, from call number `first_call`; returns the next unused one.
+uint64_t run_timing_session(const TimingSetup& s, Verdict& v, Batching b, uint64_t first_call);
 
 }  // namespace kevo

@@ -3,6 +3,7 @@
 // behaviour per candidate is set by a marker string compiled into the candidate library.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -163,6 +164,38 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"old_fatal", Outcome::Crash, Reason::kCudaError},  // no number: not read from the text
                     Case{"hang", Outcome::Timeout, Reason::kTimeout}),
     [](const auto& i) { return i.param.behaviour; });
+
+// Timing batches one call and 2k calls first, and where the checker's clock then disagrees with the
+// candidate's events, times again with k and 2k calls: an honest kernel that one-call batches
+// misread passes on the second session's figures; a forger is caught by both.
+TEST(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  use_fake_runner();
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task) << task.error().message;
+  auto base = read_file(kDir / "scale2" / "baseline.cu");
+  ASSERT_TRUE(base);
+  auto retimed = [](const Verdict& v) {
+    return std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kTimingRetimed; });
+  };
+  Verdict honest = evaluate(*task, fake_candidate(*base, "one_call_cheap", 1, 5));
+  if (too_noisy(honest)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(honest.outcome, Outcome::Pass) << honest.to_text();
+  EXPECT_TRUE(retimed(honest)) << honest.to_text();
+  ASSERT_TRUE(honest.timing);
+  EXPECT_EQ(honest.timing->small_calls, honest.timing->batch_calls) << "the figures are the k/2k session's";
+  EXPECT_NEAR(honest.timing->speedup.value, 2.0, 0.05);
+  Verdict pass = evaluate(*task, fake_candidate(*base, "pass", 1, 5));
+  if (too_noisy(pass)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(pass.outcome, Outcome::Pass) << pass.to_text();
+  EXPECT_FALSE(retimed(pass)) << "an agreeing first session decides\n" << pass.to_text();
+  ASSERT_TRUE(pass.timing);
+  EXPECT_EQ(pass.timing->small_calls, 1);
+  Verdict forged = evaluate(*task, fake_candidate(*base, "forged", 1, 5));
+  if (too_noisy(forged)) return;
+  EXPECT_EQ(forged.reason, Reason::kTimingForged) << forged.to_text();
+  EXPECT_TRUE(retimed(forged)) << forged.to_text();
+}
 
 // A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the
 // next candidate, evaluated by the same checker process, gets fresh runners and its own verdict.

@@ -333,6 +333,10 @@ def time_batch(msg):
     # not in the trusted one (the baseline's 20 ms kernels leave room) would read as hidden work
     # (check/outside_clock.h).
     deadline = time.monotonic() + (80.0 + n * (kernel + 3.0)) / 1000.0
+    if b == 'one_call_cheap' and n == 1:
+        # Like bias_scale's baseline on an H100: an honest kernel whose one-call batches cost less
+        # outside its events than the trusted runner's (12 ms here), which one-call batching misreads.
+        deadline -= 0.012
     key = msg['sums_key']
     rows = []
     for i in range(n):

@@ -7,26 +7,37 @@
 namespace kevo::runner {
 namespace {
 
-// A buffer of another process, opened through CUDA IPC for the duration of one comparison.
-struct Opened {
-  void* ptr = nullptr;
-  explicit Opened(const std::string& hex) {
-    cudaIpcMemHandle_t h{};
-    if (hex.size() != 2 * sizeof h.reserved) throw Fatal{"bad IPC handle"};
-    for (size_t i = 0; i < sizeof h.reserved; ++i)
-      h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-    CUDA_OR_FATAL(cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess));
-  }
-  ~Opened() {
-    if (ptr) cudaIpcCloseMemHandle(ptr);
-  }
-  Opened(const Opened&) = delete;
-  Opened& operator=(const Opened&) = delete;
-};
-
 unsigned char poison_byte(int poison) { return poison == 0 ? 0xFF : 0x7F; }
 
 }  // namespace
+
+void* RunnerService::open_ipc(const std::string& hex, size_t bytes) {
+  for (auto it = ipc_open_.begin(); it != ipc_open_.end(); ++it)
+    if (it->hex == hex) {
+      ipc_open_.splice(ipc_open_.begin(), ipc_open_, it);
+      return it->ptr;
+    }
+  cudaIpcMemHandle_t h{};
+  if (hex.size() != 2 * sizeof h.reserved) throw Fatal{"bad IPC handle"};
+  for (size_t i = 0; i < sizeof h.reserved; ++i)
+    h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  void* ptr = nullptr;
+  CUDA_OR_FATAL(cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess));
+  size_t kept = 0;
+  for (const auto& o : ipc_open_) kept += o.bytes;
+  while (!ipc_open_.empty() && (ipc_open_.size() >= kOpenIpcKept || kept > kOpenIpcBytes)) {
+    kept -= ipc_open_.back().bytes;
+    cudaIpcCloseMemHandle(ipc_open_.back().ptr);
+    ipc_open_.pop_back();
+  }
+  ipc_open_.push_front({hex, ptr, bytes});
+  return ptr;
+}
+
+void RunnerService::close_ipc() {
+  for (const auto& o : ipc_open_) cudaIpcCloseMemHandle(o.ptr);
+  ipc_open_.clear();
+}
 
 std::string RunnerService::check_arena(uint64_t arena_size) {
   auto st = arena_.map(arena_size);
@@ -159,28 +170,28 @@ Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& 
   };
   proto::CompareReply rep;
   for (const auto& d : req.outputs) {
-    Opened got(d.ipc);
+    void* got = open_ipc(d.ipc, d.nbytes);
     const int rdt = d.ref_dtype.value_or(d.dtype);
     kevo::dev::CompareResult c, cr;
-    CUDA_OR_FATAL(kevo::dev::compare(got.ptr, d.dtype, ref(d.ref, d.ref_nbytes), rdt, d.numel, req.atol, req.rtol,
+    CUDA_OR_FATAL(kevo::dev::compare(got, d.dtype, ref(d.ref, d.ref_nbytes), rdt, d.numel, req.atol, req.rtol,
                                      d.check_poison, stream_, &c));
     proto::CompareOutputResult o{result(c), std::nullopt};
     if (d.runs_ref) {
-      CUDA_OR_FATAL(kevo::dev::compare(got.ptr, d.dtype, ref(*d.runs_ref, d.nbytes), d.dtype, d.numel, req.atol,
+      CUDA_OR_FATAL(kevo::dev::compare(got, d.dtype, ref(*d.runs_ref, d.nbytes), d.dtype, d.numel, req.atol,
                                        req.rtol, false, stream_, &cr));
       o.runs = result(cr);
     }
     if (d.snapshot) {
       void* snap = buffer(*d.snapshot, d.nbytes, false);
-      CUDA_OR_FATAL(cudaMemcpyAsync(snap, got.ptr, d.nbytes, cudaMemcpyDeviceToDevice, stream_));
+      CUDA_OR_FATAL(cudaMemcpyAsync(snap, got, d.nbytes, cudaMemcpyDeviceToDevice, stream_));
       CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
     }
     rep.outputs.push_back(o);
   }
   for (const auto& d : req.inputs) {
-    Opened got(d.ipc);
+    void* got = open_ipc(d.ipc, d.nbytes);
     uint64_t diff = 0;
-    CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got.ptr, ref(d.ref, d.nbytes), d.nbytes, stream_, &diff));
+    CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got, ref(d.ref, d.nbytes), d.nbytes, stream_, &diff));
     rep.inputs.push_back({diff});
   }
   return rep;
@@ -224,6 +235,7 @@ Result<proto::CollectReply> RunnerService::collect(const proto::CollectRequest& 
 }
 
 Result<proto::ReleaseReply> RunnerService::release_prefixes(const proto::ReleaseRequest& req) {
+  close_ipc();  // the other process's buffers, too, may be freed now: keep none of them mapped
   for (const auto& p : req.prefixes) release_prefix(p);
   return proto::ReleaseReply{};
 }

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <list>
 #include <map>
 #include <string>
 #include <vector>
@@ -92,6 +93,13 @@ class RunnerService {
   Result<proto::ReleaseReply> release_prefixes(const proto::ReleaseRequest& req);
   std::string check_arena(uint64_t arena_size);
   void flush_l2();
+  // Another process's buffer through CUDA IPC, kept open for the next comparisons of it (the same
+  // buffers come back for every draw of a config, and opening a GiB-sized one costs milliseconds);
+  // at most kOpenIpcKept of them and kOpenIpcBytes beside the one just opened (a mapping keeps a
+  // buffer its process has freed alive), all closed by any release request.
+  void* open_ipc(const std::string& hex, size_t bytes);
+  void close_ipc();
+  static constexpr size_t kOpenIpcKept = 8, kOpenIpcBytes = size_t(8) << 30;
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)
   Result<proto::TimeBatchReply> time_batch(const proto::TimeBatchRequest& req);
@@ -108,6 +116,12 @@ class RunnerService {
   std::map<std::string, void*> handles_;
   std::map<std::string, DevBuf> bufs_;
   std::vector<cudaEvent_t> events_;  // time_batch's, reused
+  struct OpenIpc {
+    std::string hex;
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::list<OpenIpc> ipc_open_;  // the last used first
   size_t alloc_limit_ = size_t(8) << 30;
   size_t flush_bytes_ = 0;  // the L2 flush before every call (run and time_batch alike)
   uint64_t shift_ = 0, round_ = 0;

@@ -11,18 +11,29 @@ unsigned char poison_byte(int poison) { return poison == 0 ? 0xFF : 0x7F; }
 
 }  // namespace
 
-void* RunnerService::open_ipc(const std::string& hex, size_t bytes) {
+RunnerService::Ipc::~Ipc() {
+  if (owned_ && ptr_) cudaIpcCloseMemHandle(ptr_);
+}
+
+RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes) {
   for (auto it = ipc_open_.begin(); it != ipc_open_.end(); ++it)
     if (it->hex == hex) {
       ipc_open_.splice(ipc_open_.begin(), ipc_open_, it);
-      return it->ptr;
+      return Ipc(it->ptr, false);
     }
   cudaIpcMemHandle_t h{};
   if (hex.size() != 2 * sizeof h.reserved) throw Fatal{"bad IPC handle"};
   for (size_t i = 0; i < sizeof h.reserved; ++i)
     h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   void* ptr = nullptr;
-  CUDA_OR_FATAL(cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess));
+  cudaError_t e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+  if (e == cudaErrorAlreadyMapped) {  // its allocation holds a kept buffer too: keep none, map it alone
+    (void)cudaGetLastError();
+    close_ipc();
+    e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+  }
+  if (e != cudaSuccess) throw Fatal{"cudaIpcOpenMemHandle: " + cuda_err(e), e};
+  if (bytes < kKeepIpcMin) return Ipc(ptr, true);
   size_t kept = 0;
   for (const auto& o : ipc_open_) kept += o.bytes;
   while (!ipc_open_.empty() && (ipc_open_.size() >= kOpenIpcKept || kept > kOpenIpcBytes)) {
@@ -31,7 +42,7 @@ void* RunnerService::open_ipc(const std::string& hex, size_t bytes) {
     ipc_open_.pop_back();
   }
   ipc_open_.push_front({hex, ptr, bytes});
-  return ptr;
+  return Ipc(ptr, false);
 }
 
 void RunnerService::close_ipc() {
@@ -170,7 +181,8 @@ Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& 
   };
   proto::CompareReply rep;
   for (const auto& d : req.outputs) {
-    void* got = open_ipc(d.ipc, d.nbytes);
+    const Ipc ipc = open_ipc(d.ipc, d.nbytes);
+    void* got = ipc.get();
     const int rdt = d.ref_dtype.value_or(d.dtype);
     kevo::dev::CompareResult c, cr;
     CUDA_OR_FATAL(kevo::dev::compare(got, d.dtype, ref(d.ref, d.ref_nbytes), rdt, d.numel, req.atol, req.rtol,
@@ -189,7 +201,8 @@ Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& 
     rep.outputs.push_back(o);
   }
   for (const auto& d : req.inputs) {
-    void* got = open_ipc(d.ipc, d.nbytes);
+    const Ipc ipc = open_ipc(d.ipc, d.nbytes);
+    void* got = ipc.get();
     uint64_t diff = 0;
     CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got, ref(d.ref, d.nbytes), d.nbytes, stream_, &diff));
     rep.inputs.push_back({diff});

@@ -93,12 +93,27 @@ class RunnerService {
   Result<proto::ReleaseReply> release_prefixes(const proto::ReleaseRequest& req);
   std::string check_arena(uint64_t arena_size);
   void flush_l2();
-  // Another process's buffer through CUDA IPC, kept open for the next comparisons of it (the same
-  // buffers come back for every draw of a config, and opening a GiB-sized one costs milliseconds);
-  // at most kOpenIpcKept of them and kOpenIpcBytes beside the one just opened (a mapping keeps a
-  // buffer its process has freed alive), all closed by any release request.
-  void* open_ipc(const std::string& hex, size_t bytes);
+  // Another process's buffer through CUDA IPC. One of at least kKeepIpcMin bytes stays mapped for
+  // the next comparisons of it (the same buffers come back for every draw of a config, and opening
+  // a GiB-sized one costs milliseconds): at most kOpenIpcKept of them and kOpenIpcBytes beside the
+  // one just opened (a mapping keeps a buffer its process has freed alive), all closed by any
+  // release request. A smaller one is closed when its Ipc ends: the driver packs small buffers into
+  // one allocation, which a process may map only once (cudaErrorAlreadyMapped).
+  class Ipc {
+   public:
+    Ipc(void* p, bool owned) : ptr_(p), owned_(owned) {}
+    Ipc(const Ipc&) = delete;
+    Ipc& operator=(const Ipc&) = delete;
+    ~Ipc();
+    void* get() const { return ptr_; }
+
+   private:
+    void* ptr_;
+    bool owned_;
+  };
+  Ipc open_ipc(const std::string& hex, size_t bytes);
   void close_ipc();
+  static constexpr size_t kKeepIpcMin = size_t(64) << 20;
   static constexpr size_t kOpenIpcKept = 8, kOpenIpcBytes = size_t(8) << 30;
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)

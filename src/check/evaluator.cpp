@@ -102,11 +102,13 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   Verdict v;
   EvalSession s(task, opts, v);
   if (!intake_phase(s) || !compile_phase(s) || opts.compile_only) return s.finish();
-  if (!oracle_phase(s) || !load_phase(s) || !correctness_phase(s)) return s.finish();
-  if (opts.time) timing_phase(s);
-  if (opts.sanitize && v.outcome == Outcome::Pass) sanitize_phase(s);
-  if (opts.profile && v.outcome == Outcome::Pass) profile_phase(s);
-  if (opts.torch_time && v.timing && v.outcome == Outcome::Pass) pytorch_phase(s);
+  if (oracle_phase(s) && load_phase(s) && correctness_phase(s)) {
+    if (opts.time) timing_phase(s);
+    if (opts.sanitize && v.outcome == Outcome::Pass) sanitize_phase(s);
+    if (opts.profile && v.outcome == Outcome::Pass) profile_phase(s);
+    if (opts.torch_time && v.timing && v.outcome == Outcome::Pass) pytorch_phase(s);
+  }
+  s.keep_trusted();
   return s.finish();
 }
 
@@ -185,13 +187,37 @@ bool EvalSession::await_cand() {
 
 bool EvalSession::await_trusted() {
   if (trusted) return true;
-  auto r = timed("runner_wait", [&] { return (trusted_start.valid() ? std::move(trusted_start) : start_runner(opts)).get(); });
+  if (!trusted_start.valid()) trusted_start = start_trusted_runner();
+  auto r = timed("runner_wait", [&] { return trusted_start.get(); });
   if (!r) {
     v.set(Outcome::InfraError, Reason::kRunner, r.error().message);
     return false;
   }
   trusted = std::move(r->first);
+  trusted_hello = std::move(r->second);
   return true;
+}
+
+std::future<EvalSession::Started> EvalSession::start_trusted_runner() {
+  if (reuses_trusted())
+    if (auto k = WarmRunners::take_kept(runner_options(opts), task.dir.string())) {
+      std::promise<Started> p;
+      p.set_value(std::move(*k));
+      return p.get_future();
+    }
+  return start_runner(opts);
+}
+
+bool EvalSession::reuses_trusted() const {
+  return opts.warm_runners && !opts.baseline_mode && task.has_baseline() && !task.oracle_is_torch &&
+         !task.oracle_is_reference;
+}
+
+void EvalSession::keep_trusted() {
+  if (!trusted || !reuses_trusted() || v.outcome == Outcome::InfraError) return;
+  // Its buffers, and its mappings of the candidate's, go; the baseline's library stays loaded.
+  if (!trusted->call(proto::ReleaseRequest{{""}}, 10s)) return;
+  WarmRunners::keep(runner_options(opts), task.dir.string(), {std::move(trusted), trusted_hello});
 }
 
 // The source, read and checked before anything compiles: static checks are a second line of
@@ -270,7 +296,7 @@ bool compile_phase(EvalSession& s) {
   s.arch = opts.arch;
   if (!opts.compile_only) {
     s.cand_start = EvalSession::start_runner(opts);
-    if (wants_trusted_runner(s)) s.trusted_start = EvalSession::start_runner(opts);
+    if (wants_trusted_runner(s)) s.trusted_start = s.start_trusted_runner();
     if (s.arch.empty())
       if (auto a = read_file(cache_dir() / "devices" / "last_arch"); a && a->rfind("sm_", 0) == 0)
         s.arch = a->substr(0, a->find('\n'));

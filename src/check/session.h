@@ -35,7 +35,7 @@ struct EvalSession {
   // (the oracle, and the baseline's timing) or, for the PyTorch oracle, lends inputs to the bridge.
   std::unique_ptr<RunnerClient> cand, trusted;
   std::future<Started> cand_start, trusted_start;
-  proto::HelloReply hello;
+  proto::HelloReply hello, trusted_hello;
   std::string arch;
   CompileOptions compile_options;
   std::optional<CompileResult> cand_so, base_so;
@@ -65,10 +65,19 @@ struct EvalSession {
   // A runner process spawned on this thread (it dies with the thread that forked it); the wait for
   // its CUDA context runs in the background, beside the compile.
   static std::future<Started> start_runner(const EvalOptions& o);
+  // The trusted runner's start: one kept from an earlier evaluation of this task where
+  // reuses_trusted(), else as start_runner.
+  std::future<Started> start_trusted_runner();
   // Waits for the candidate's runner; false when the verdict is decided (no GPU).
   bool await_cand();
   // The trusted runner, started if it was not (an oracle that needs none still times the baseline).
   bool await_trusted();
+  // Whether this evaluation's trusted runner may come from, and go back to, the runners kept for
+  // its task (run/warm_runners.h): warm runners on, the baseline as the oracle, nothing of the
+  // candidate's ever loaded there. keep_trusted gives it back, its buffers freed, unless the
+  // verdict is the checker's failure.
+  bool reuses_trusted() const;
+  void keep_trusted();
 
  private:
   Clock::time_point t_start_, t_phase_;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -68,6 +69,37 @@ class Warm {
 
   int started() const { return started_; }
   int taken() const { return taken_; }
+  int reused() const { return reused_; }
+
+  void keep(const RunnerOptions& o, const std::string& tag, WarmRunners::Ready r) {
+    std::deque<WarmRunners::Ready> drop;  // ended outside the lock: a runner's end waits for its process
+    std::lock_guard l(mu_);
+    if (spares_ == 0 || !o.launcher.empty()) return;
+    kept_.push_back({key_of(o) + "\ntag=" + tag, std::move(r)});
+    auto count = [&](const std::string& k) {
+      return std::count_if(kept_.begin(), kept_.end(), [&](const Kept& x) { return x.key == k; });
+    };
+    for (auto it = kept_.begin(); it != kept_.end();)
+      if (count(it->key) > WarmRunners::kKeptPerTag || static_cast<int>(kept_.size()) > WarmRunners::kKeptInAll)
+        drop.push_back(std::move(it->ready)), it = kept_.erase(it);
+      else
+        ++it;
+  }
+
+  std::optional<WarmRunners::Ready> take_kept(const RunnerOptions& o, const std::string& tag) {
+    const std::string k = key_of(o) + "\ntag=" + tag;
+    std::optional<WarmRunners::Ready> r;
+    {
+      std::lock_guard l(mu_);
+      auto it = std::find_if(kept_.rbegin(), kept_.rend(), [&](const Kept& x) { return x.key == k; });
+      if (it == kept_.rend()) return std::nullopt;
+      r = std::move(it->ready);
+      kept_.erase(std::next(it).base());
+    }
+    if (!r->first->call(proto::HelloRequest{}, 10s)) return std::nullopt;  // it died while kept
+    ++reused_;
+    return r;
+  }
 
  private:
   // Starts one runner at a time for the first kind below its count; sleeps when all are full.
@@ -120,8 +152,13 @@ class Warm {
   std::map<std::string, RunnerOptions> kinds_;
   std::map<std::string, std::deque<WarmRunners::Ready>> ready_;
   std::map<std::string, std::string> uuid_;  // kind -> the GPU its spares run on (from a hello)
+  struct Kept {
+    std::string key;  // kind and tag
+    WarmRunners::Ready ready;
+  };
+  std::deque<Kept> kept_;  // the oldest first
   std::thread thread_;
-  std::atomic<int> started_{0}, taken_{0};
+  std::atomic<int> started_{0}, taken_{0}, reused_{0};
 };
 
 }  // namespace
@@ -130,5 +167,12 @@ void WarmRunners::set_spares(int per_kind) { Warm::get().set_spares(per_kind); }
 std::optional<WarmRunners::Ready> WarmRunners::take(const RunnerOptions& opts) { return Warm::get().take(opts); }
 int WarmRunners::started() { return Warm::get().started(); }
 int WarmRunners::taken() { return Warm::get().taken(); }
+int WarmRunners::reused() { return Warm::get().reused(); }
+void WarmRunners::keep(const RunnerOptions& opts, const std::string& tag, Ready r) {
+  Warm::get().keep(opts, tag, std::move(r));
+}
+std::optional<WarmRunners::Ready> WarmRunners::take_kept(const RunnerOptions& opts, const std::string& tag) {
+  return Warm::get().take_kept(opts, tag);
+}
 
 }  // namespace kevo

@@ -396,13 +396,21 @@ TEST(FakeRunnerLatency, WarmRunnersAreTakenReadyByTheNextEvaluation) {
   Verdict first = evaluate(*task, o);
   if (too_noisy(first)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   ASSERT_EQ(first.outcome, Outcome::Pass) << first.to_text();
-  const int taken = WarmRunners::taken();
+  const int taken = WarmRunners::taken(), reused = WarmRunners::reused();
   for (int i = 0; i < 200 && WarmRunners::started() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_GE(WarmRunners::started(), 2);
   Verdict second = evaluate(*task, o);
-  WarmRunners::set_spares(0);
   if (too_noisy(second)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   EXPECT_EQ(second.outcome, Outcome::Pass) << second.to_text();
-  EXPECT_EQ(WarmRunners::taken() - taken, 2);  // the candidate's runner and the oracle's
+  // The candidate's runner is a fresh spare; the oracle's is the first evaluation's, kept.
+  EXPECT_EQ(WarmRunners::taken() - taken, 1);
+  EXPECT_EQ(WarmRunners::reused() - reused, 1);
   EXPECT_LT(second.work["runner_wait"], 0.05) << second.to_text();
+  // A candidate's runner is never kept: each evaluation takes a fresh one.
+  Verdict third = evaluate(*task, o);
+  WarmRunners::set_spares(0);
+  if (too_noisy(third)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(third.outcome, Outcome::Pass) << third.to_text();
+  EXPECT_EQ(WarmRunners::reused() - reused, 2);
+  EXPECT_EQ(WarmRunners::taken() - taken, 2);
 }

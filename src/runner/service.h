@@ -113,7 +113,7 @@ class RunnerService {
   };
   Ipc open_ipc(const std::string& hex, size_t bytes);
   void close_ipc();
-  static constexpr size_t kKeepIpcMin = size_t(64) << 20;
+  static constexpr size_t kKeepIpcMin = size_t(2) << 20;  // the driver packs only smaller ones together
   static constexpr size_t kOpenIpcKept = 8, kOpenIpcBytes = size_t(8) << 30;
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)

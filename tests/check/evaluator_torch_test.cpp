@@ -215,7 +215,8 @@ TEST_F(TorchOracleEval, CorrectCandidatePassesOnDeviceData) {
   EXPECT_EQ(n["collect"], n["materialize"]);
   EXPECT_EQ(n["compare"], 4 * 3 + 1);
   EXPECT_EQ(n["load"], 2);  // the candidate in its runner, the baseline in the trusted one
-  EXPECT_GE(n["time_batch"], 3 * 8);  // candidate, baseline and the work around calls, in batches
+  // Candidate, baseline and the work around calls: one calibrating batch and at least six rounds each.
+  EXPECT_GE(n["time_batch"], 3 * 7);
 }
 
 TEST_F(TorchOracleEval, WrongElementIsNamedWhereItIs) {

@@ -23,6 +23,13 @@ using Clock = std::chrono::steady_clock;
 // it, and short enough that the three series alternate often (drift cancels). On gelu (2^29
 // elements: ~1.9 ms a call plus ~3.5 ms of draws, poison, flush and sums) k is 4.
 constexpr double kBatchMs = 20.0;
+// What the outside interval needs is kernel time between the batch sizes, not batch time: a
+// batch's wall is off its size's line by ~0.05 ms (sd, H100, docs/measurements c5782ec), so
+// over three pairs of batches the interval of (cand - around) is ~4 x 0.05 / sqrt(3) / spread,
+// within the stopping rule's 1.5% when the sizes differ by ~8 ms of kernel time; kSpreadMs leaves
+// margin. Where the kernel is a small part of a call (softmax: 1.0 ms of 2.7), k is smaller than
+// kBatchMs asks for, and the session shorter; the stopping rule decides either way.
+constexpr double kSpreadMs = 11.0;
 // At least 4 calls in a large batch: the slope divides the wall clock's jitter by the sizes'
 // spread, and with less a slow call (tens of ms) leaves an interval too wide to accuse a forger.
 constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
@@ -193,14 +200,22 @@ bool TimingRun::check_sums(const proto::TimeBatchReply& cand, const proto::TimeB
 // call each. Doubling: 4 calls each, then k calls each (warm-up at the size it will time).
 bool TimingRun::calibrate() {
   const int first = batching_ == Batching::OneCall ? 1 : kMinBatchCalls;
-  double per_call = 0;
+  double per_call = 0, kernel = 0;
   for (auto& s : series_) {
     auto r = batch(s, first, next_call_, false);
     if (!r || (s.kind == SeriesKind::Candidate && !check_candidate(*r, where_))) return false;
     per_call = std::max(per_call, r->span_ms / first);
+    // The kernel's time, from the candidate's events and the baseline's: the least of the two, so a
+    // candidate that reports slow calls cannot shrink the spread (it can only widen it).
+    const double k_ms = std::accumulate(r->call_ms.begin(), r->call_ms.end(), 0.0) / first;
+    if (s.kind != SeriesKind::Around) kernel = kernel == 0 ? k_ms : std::min(kernel, k_ms);
   }
   next_call_ += static_cast<uint64_t>(first);
   k_ = std::clamp(static_cast<int>(std::ceil(kBatchMs / std::max(per_call, 1e-3))), kMinBatchCalls, kMaxBatchCalls);
+  // With a baseline (a trusted figure) and one-call small batches: k from the spread the interval
+  // needs, 2k - 1 calls of kernel time, where that asks for fewer calls.
+  if (s_.has_baseline && batching_ == Batching::OneCall && kernel > 0)
+    k_ = std::clamp(static_cast<int>(std::ceil((kSpreadMs / kernel + 1) / 2)), kMinBatchCalls, k_);
   if (batching_ == Batching::OneCall) return true;
   for (auto& s : series_) {
     auto r = batch(s, k_, next_call_, false);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 
 namespace kevo {
@@ -210,14 +211,33 @@ std::optional<CallError> RunnerClient::refusal_of(const json& reply, const char*
   return CallError{Error{std::move(msg)}, std::move(*e)};
 }
 
+namespace {
+// KEVO_TRACE_CALLS=1: every runner call's round trip on stderr ("kevo-trace <pid> <cmd> <ms>"), to
+// see where an evaluation's time goes (docs/measurements); off by default.
+bool tracing_calls() {
+  static const bool on = [] {
+    const char* v = std::getenv("KEVO_TRACE_CALLS");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+}  // namespace
+
 Result<json> RunnerClient::call_json(const json& request, std::chrono::milliseconds timeout) {
   std::string what = request.value("cmd", "?");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto trace = [&] {
+    if (!tracing_calls()) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "kevo-trace %d %s %.3f\n", static_cast<int>(child_.pid), what.c_str(), ms);
+  };
   if (death_ || child_.pid <= 0) return fail(ErrorCode::kProcessDied, "the runner is no longer running");
   if (!write_message(req_fd_, request)) {
     on_failure(what, false);
     return fail(ErrorCode::kProcessDied, "runner died before '{}': {}", what, death_->description);
   }
   auto reply = read_message(reply_fd_, std::chrono::steady_clock::now() + timeout);
+  trace();
   if (!reply) {
     on_failure(what, reply.error().code == ErrorCode::kTimeout);
     return fail(death_->kind == RunnerDeath::Kind::Timeout ? ErrorCode::kTimeout : ErrorCode::kProcessDied,

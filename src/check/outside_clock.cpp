@@ -214,6 +214,14 @@ void add_median_check(OutsideCheck& c, const std::vector<BatchWall>& candidate, 
                           c.median_outside_ms, c.median_allowed_ms);
 }
 
+bool outside_precise(const OutsideCheck& c, double tolerance) {
+  if (c.verdict == OutsideVerdict::Unmeasured || c.outside_ms <= 0) return false;
+  if (c.ci_ms <= tolerance / 2 * c.outside_ms) return true;
+  // median_allowed_ms is the larger of the tolerance and twice the interval: at the tolerance, the
+  // interval is within half of it.
+  return c.median_outside_ms > 0 && c.median_allowed_ms <= tolerance * c.median_outside_ms * (1 + 1e-12);
+}
+
 double outside_floor_factor(double figure_ms, const OutsideCheck& c) {
   if (c.verdict == OutsideVerdict::Unmeasured || figure_ms <= 0) return 1.0;
   double floor = c.outside_ms - c.allowed_ms;

@@ -106,4 +106,11 @@ void add_median_check(OutsideCheck& c, const std::vector<BatchWall>& candidate, 
 // allowances) and when nothing was measured.
 double outside_floor_factor(double figure_ms, const OutsideCheck& c);
 
+// Whether the outside figure is precise enough for timing to stop: the least-squares interval
+// within half the tolerance, or the medians' (a few stalls, which on a busy H100 hit every series
+// of a round alike, widen the former and move no median). Either way a forger gains at most the
+// tolerance: through the accusation (check_outside), or through the floor, which lifts a figure
+// to within the medians' allowance (outside_floor_factor).
+bool outside_precise(const OutsideCheck& c, double tolerance = kOutsideTolerance);
+
 }  // namespace kevo

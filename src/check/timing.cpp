@@ -232,8 +232,7 @@ bool TimingRun::stable() const {
   };
   for (const auto& s : series_)
     if (s.kind != SeriesKind::Around && rel(s.call_ms) > s_.target_rel_ci) return false;
-  const OutsideCheck oc = outside_now();
-  return oc.verdict != OutsideVerdict::Unmeasured && oc.outside_ms > 0 && oc.ci_ms <= kOutsideTolerance / 2 * oc.outside_ms;
+  return outside_precise(outside_now());
 }
 
 // One batch of every series on the same call numbers (the same inputs). OneCall: always in the

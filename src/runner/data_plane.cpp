@@ -33,7 +33,6 @@ RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes)
     e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
   }
   if (e != cudaSuccess) throw Fatal{"cudaIpcOpenMemHandle: " + cuda_err(e), e};
-  if (bytes < kKeepIpcMin) return Ipc(ptr, true);
   size_t kept = 0;
   for (const auto& o : ipc_open_) kept += o.bytes;
   while (!ipc_open_.empty() && (ipc_open_.size() >= kOpenIpcKept || kept > kOpenIpcBytes)) {
@@ -121,13 +120,14 @@ Result<proto::RunReply> RunnerService::run(const proto::RunRequest& req) {
   alloc_limit_ = req.alloc_limit;
   std::string pfx = req.slot + (fresh ? "/moved/" : "/");
   std::vector<kevo_tensor> ins, outs;
+  const bool exported = req.keep && req.export_ipc;
   for (const auto& d : req.inputs) {
-    void* p = buffer(pfx + "in/" + d.name, d.nbytes, fresh);
+    void* p = buffer(pfx + "in/" + d.name, d.nbytes, fresh, exported);
     materialize(d, p);
     ins.push_back(to_tensor(d, p));
   }
   for (const auto& d : req.outputs) {
-    void* p = buffer(pfx + "out/" + d.name, d.nbytes, fresh);
+    void* p = buffer(pfx + "out/" + d.name, d.nbytes, fresh, exported);
     CUDA_OR_FATAL(cudaMemset(p, poison_byte(req.poison), d.nbytes));
     outs.push_back(to_tensor(d, p));
   }

@@ -133,14 +133,16 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
 
 // Device buffers keyed by name; reused while the size matches so a candidate sees the same
 // pointers with new values (defeats caches keyed on input pointers).
-void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh) {
+void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bool exported) {
   DevBuf& b = bufs_[key];
   if (b.ptr && b.bytes == bytes && !fresh) return b.ptr;
   void* p = nullptr;
   // Shift new allocations so a fresh buffer never lands exactly where the old one was.
   void* shim = nullptr;
   if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, 4096 * (1 + (shift_++ % 7))));
-  CUDA_OR_FATAL(cudaMalloc(&p, std::max<size_t>(bytes, 256)));
+  const size_t alloc = exported ? (std::max<size_t>(bytes, 1) + kIpcAlloc - 1) / kIpcAlloc * kIpcAlloc
+                                : std::max<size_t>(bytes, 256);
+  CUDA_OR_FATAL(cudaMalloc(&p, alloc));
   if (b.ptr) CUDA_OR_FATAL(cudaFree(b.ptr));
   if (shim) CUDA_OR_FATAL(cudaFree(shim));
   b.ptr = p;

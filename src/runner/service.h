@@ -69,7 +69,12 @@ class RunnerService {
   void init();
   Result<proto::HelloReply> hello(const proto::HelloRequest& req);
   Result<proto::LoadReply> load(const proto::LoadRequest& req);
-  void* buffer(const std::string& key, size_t bytes, bool fresh);
+  // The device buffer under `key`, of `bytes` (a new one when the size changes or `fresh`). One
+  // another process maps (exported through CUDA IPC) is allocated in whole kIpcAlloc units: the
+  // driver packs smaller allocations together, and a process may map such an allocation only once
+  // (cudaErrorAlreadyMapped), so the importer could not keep them mapped (open_ipc).
+  void* buffer(const std::string& key, size_t bytes, bool fresh, bool exported = false);
+  static constexpr size_t kIpcAlloc = size_t(2) << 20;
   void release(const std::string& key);
   void release_prefix(const std::string& prefix);
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
@@ -93,12 +98,13 @@ class RunnerService {
   Result<proto::ReleaseReply> release_prefixes(const proto::ReleaseRequest& req);
   std::string check_arena(uint64_t arena_size);
   void flush_l2();
-  // Another process's buffer through CUDA IPC. One of at least kKeepIpcMin bytes stays mapped for
-  // the next comparisons of it (the same buffers come back for every draw of a config, and opening
-  // a GiB-sized one costs milliseconds): at most kOpenIpcKept of them and kOpenIpcBytes beside the
-  // one just opened (a mapping keeps a buffer its process has freed alive), all closed by any
-  // release request. A smaller one is closed when its Ipc ends: the driver packs small buffers into
-  // one allocation, which a process may map only once (cudaErrorAlreadyMapped).
+  // Another process's buffer through CUDA IPC. It stays mapped for the next comparisons of it (the
+  // same buffers come back for every draw of a config; opening one costs ~1 ms, a GiB-sized one
+  // more, and waits for any CUDA context another process is creating): at most kOpenIpcKept of
+  // them and kOpenIpcBytes beside the one just opened (a mapping keeps a buffer its process has
+  // freed alive), all closed by any release request. Exporters allocate in kIpcAlloc units; one
+  // that does not (a hostile runner's packed buffers) gets cudaErrorAlreadyMapped, and then
+  // nothing stays mapped but the buffer asked for.
   class Ipc {
    public:
     Ipc(void* p, bool owned) : ptr_(p), owned_(owned) {}
@@ -113,8 +119,7 @@ class RunnerService {
   };
   Ipc open_ipc(const std::string& hex, size_t bytes);
   void close_ipc();
-  static constexpr size_t kKeepIpcMin = size_t(2) << 20;  // the driver packs only smaller ones together
-  static constexpr size_t kOpenIpcKept = 8, kOpenIpcBytes = size_t(8) << 30;
+  static constexpr size_t kOpenIpcKept = 32, kOpenIpcBytes = size_t(8) << 30;
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)
   Result<proto::TimeBatchReply> time_batch(const proto::TimeBatchRequest& req);

@@ -75,7 +75,8 @@ Result<proto::TimeBatchReply> RunnerService::time_batch(const proto::TimeBatchRe
   const std::string pfx = "tb/" + (req.slot.empty() ? std::string("none") : req.slot) + "/";
   std::vector<kevo_tensor> ins, outs;
   for (const auto& d : req.inputs) ins.push_back(to_tensor(d, buffer(pfx + "in/" + d.name, d.nbytes, false)));
-  for (const auto& d : req.outputs) outs.push_back(to_tensor(d, buffer(pfx + "out/" + d.name, d.nbytes, false)));
+  for (const auto& d : req.outputs)
+    outs.push_back(to_tensor(d, buffer(pfx + "out/" + d.name, d.nbytes, false, !req.slot.empty())));
   void* ws = req.workspace_bytes ? buffer(pfx + "workspace", req.workspace_bytes, false) : nullptr;
   const size_t nsums = static_cast<size_t>(req.calls) * outs.size();
   // One fixed-size block for every batch: a buffer resized between batches of k and 2k calls would

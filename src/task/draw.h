@@ -70,13 +70,15 @@ KEVO_HD uint32_t draw_hash32(uint32_t x) {
   return x;
 }
 
-// 32 random bits for element i under a 64-bit key.
-KEVO_HD uint32_t draw_key32(uint64_t key, int64_t i) {
-  const uint64_t u = static_cast<uint64_t>(i);
-  return draw_hash32(static_cast<uint32_t>(u) ^
-                     draw_hash32(static_cast<uint32_t>(u >> 32) ^ static_cast<uint32_t>(key >> 32)) ^
-                     static_cast<uint32_t>(key));
+// 32 random bits for element i under a 64-bit key, in two parts: `high` depends on i's upper 32
+// bits only, the same for 2^32 elements, so the runner's kernels hash it once per thread.
+KEVO_HD uint32_t draw_key32_high(uint64_t key, int64_t i) {
+  return draw_hash32(static_cast<uint32_t>(static_cast<uint64_t>(i) >> 32) ^ static_cast<uint32_t>(key >> 32));
 }
+KEVO_HD uint32_t draw_key32_with(uint32_t high, uint64_t key, int64_t i) {
+  return draw_hash32(static_cast<uint32_t>(static_cast<uint64_t>(i)) ^ high ^ static_cast<uint32_t>(key));
+}
+KEVO_HD uint32_t draw_key32(uint64_t key, int64_t i) { return draw_key32_with(draw_key32_high(key, i), key, i); }
 
 // The sign (+1 or -1) of element i in weighted output sum `which` (0 or 1) under `key`: sums a
 // timed call's output is summarised by (runner/device_data.h, check/output_sums.h).
@@ -114,9 +116,10 @@ KEVO_HD double draw_add(double a, double b) {
 // Normal values are the Irwin-Hall sum of four 16-bit uniforms, scaled to variance 1 (|z| <= 3.46):
 // integer hashing and correctly rounded arithmetic only, so normal, uniform and int draws are the
 // same bits on the host and the device; lognormal, Laplace and exponential go through exp/log,
-// which may differ in the last place.
-KEVO_HD double draw_timed_value(const DrawSpec& s, int64_t i) {
-  const uint32_t h1 = draw_key32(s.base, i), h2 = draw_hash32(h1 ^ 0x9e3779b9U);
+// which may differ in the last place. draw_timed_from takes element i's draw_key32(s.base, i) (the
+// runner's kernels hash its high part once per thread).
+KEVO_HD double draw_timed_from(const DrawSpec& s, uint32_t h1) {
+  const uint32_t h2 = draw_hash32(h1 ^ 0x9e3779b9U);
   const double u = (static_cast<double>(h1 >> 8) + 0.5) * 0x1p-24;  // (0, 1), exact
   switch (s.kind) {
     case kDrawNormal:
@@ -141,6 +144,7 @@ KEVO_HD double draw_timed_value(const DrawSpec& s, int64_t i) {
   }
   return 0;
 }
+KEVO_HD double draw_timed_value(const DrawSpec& s, int64_t i) { return draw_timed_from(s, draw_key32(s.base, i)); }
 
 KEVO_HD double draw_raw_value(const DrawSpec& s, int64_t i) {
   if (s.timed) return draw_timed_value(s, i);

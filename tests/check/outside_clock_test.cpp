@@ -296,6 +296,35 @@ TEST(OutsideClock, MedianCheckStandsThroughManyStalls) {
   EXPECT_EQ(outside_floor_factor(2.0, c), 1.0) << c.detail;
 }
 
+// Stalls that hit every series of a round (a busy H100, 2026-11-26: +1.5-3 ms on a fifth of the
+// batches) leave the least-squares interval too wide to stop timing, but not the medians': timing
+// may stop. A forger stopped that way gains no more than the tolerance: its figure is floored.
+TEST(OutsideClock, StallsLeaveTheMediansPreciseAndTheFloorHolds) {
+  auto stalled = [](std::vector<BatchWall> w) {
+    for (size_t i = 0; i < w.size(); ++i)
+      if (i % 5 == 2) w[i].wall_ms += 2.5;
+    return w;
+  };
+  const auto cand = stalled(walls({.work = 1.2, .reported = 1.2, .k = 5, .rounds = 12, .small = 1, .seed = 21}));
+  const auto trusted = stalled(walls({.k = 5, .rounds = 12, .small = 1, .seed = 22}));
+  OutsideCheck honest = check_outside(1.2, fit_slope(cand), fit_slope(trusted));
+  EXPECT_GT(honest.ci_ms, kOutsideTolerance / 2 * honest.outside_ms) << honest.detail;  // the mean fit: too wide
+  add_median_check(honest, cand, trusted);
+  EXPECT_TRUE(outside_precise(honest)) << honest.detail;
+  EXPECT_EQ(outside_floor_factor(1.2, honest), 1.0) << honest.detail;
+  auto shaved = cand;
+  for (auto& w : shaved) w.events_ms *= 0.8;  // reports its calls 20% fast
+  OutsideCheck forged = check_outside(0.96, fit_slope(shaved), fit_slope(trusted));
+  add_median_check(forged, shaved, trusted);
+  EXPECT_TRUE(outside_precise(forged)) << forged.detail;
+  EXPECT_GE(0.96 * outside_floor_factor(0.96, forged), (1 - kOutsideTolerance) * 1.2 - 0.01) << forged.detail;
+  // Too few batches for either interval: not precise.
+  const auto few = walls({.work = 1.2, .reported = 1.2, .k = 5, .rounds = 3, .small = 1, .seed = 23});
+  OutsideCheck early = check_outside(1.2, fit_slope(few), fit_slope(walls({.k = 5, .rounds = 3, .small = 1})));
+  add_median_check(early, few, walls({.k = 5, .rounds = 3, .small = 1}));
+  EXPECT_FALSE(outside_precise(early)) << early.detail;
+}
+
 // The median check reads the candidate's walls only: whatever its process reports as event times
 // (a minority of batches shaved, all of them, none) leaves its figure where it was.
 TEST(OutsideClock, MedianCheckIgnoresWhatTheCandidateReports) {

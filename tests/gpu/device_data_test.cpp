@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check/compare.h"
+#include "check/output_sums.h"
 #include "compile/nvcc.h"
 #include "run/runner_client.h"
 #include "run/protocol.h"
@@ -187,6 +188,43 @@ TEST(DeviceData, TimedDrawsAreTheHostsBits) {
     EXPECT_LT(differ, n / 10000 + 1) << "kind " << k.kind;
     std::printf("TIMED DRAW kind %d%s %s: %lld of %lld differ from the host\n", k.kind, k.clamp ? " min" : "", dtype_name(k.dt),
                 static_cast<long long>(differ), static_cast<long long>(n));
+  }
+}
+
+// A timed batch of the copying kernel: each call's inputs are that call's timed draws, and the sums
+// the runner reports of its output are what the host computes of the same values (sums_of): the
+// vectorized f32 path, the scalar bf16 path, and a size that leaves a tail of 3.
+TEST(DeviceData, TimedCallSumsAreTheHosts) {
+  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+  fs::path so = compile_copy();
+  ASSERT_FALSE(so.empty());
+  auto runner = start_with_copy(so);
+  ASSERT_TRUE(runner);
+  const int64_t n = 1'000'003;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const DrawSpec d{kDrawNormal, 0, 1, 0, 1, 12345, false, false, 0.0};
+    proto::TimeBatchRequest q;
+    q.slot = "cand";
+    q.inputs = {gen_desc("x", dt, n, d)};
+    q.outputs = {out_desc(dt, n)};
+    q.scalars = {0.0};
+    q.first_call = 1000;
+    q.calls = 3;
+    q.sums_key = 0x5eedc0de;
+    auto r = runner->call(q, 60s);
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->sums.size(), 3u);
+    for (int c = 0; c < 3; ++c) {
+      DrawSpec timed = d;
+      timed.base = draw_call_base(d.base, q.first_call + static_cast<uint64_t>(c));
+      timed.timed = true;
+      HostTensor h = make_tensor("y", dt, {n});
+      for (int64_t i = 0; i < n; ++i) store_from_double(h.bytes.data(), dt, static_cast<size_t>(i), draw_value(timed, i));
+      const proto::Sums want = sums_of(h, q.sums_key);
+      SumsCheck check = compare_sums(r->sums[static_cast<size_t>(c)][0], want, Tolerance{1e-6, 1e-6});
+      EXPECT_TRUE(check.ok) << dtype_name(dt) << " call " << c << ": " << check.why;
+      EXPECT_EQ(r->sums[static_cast<size_t>(c)][0].nonfinite, 0);
+    }
   }
 }
 

@@ -496,6 +496,10 @@ void timing_phase(EvalSession& s) {
   // One timer per GPU: correctness checks may share it, timing may not (util/gpu_lock.h).
   auto lock = lock_gpu(s, GpuLock::Mode::Exclusive);
   if (!lock) return s.v.set(Outcome::InfraError, Reason::kGpuBusy, lock.error().message);
+  // Again with the GPU held: another evaluation of this process (--evals-per-gpu) that timed
+  // while this one waited drops its candidate's runner after giving the lock back, and a CUDA
+  // context freeing GiBs stalls the whole GPU for milliseconds at a time.
+  s.timed("reap_wait", [] { return quiet_gpu(), 0; });
   run_timing(ts, s.v);
   if (s.v.outcome != Outcome::Pass || !s.v.timing) return;
   sol_check(s, rc);

@@ -86,13 +86,21 @@ proto::RunRequest run_req(const proto::TensorDesc& in, const proto::TensorDesc& 
   return q;
 }
 
+// Every test needs a GPU and the copying kernel compiled for it.
+class DeviceData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
+    so_ = compile_copy();
+    ASSERT_FALSE(so_.empty());
+  }
+  fs::path so_;
+};
+
 }  // namespace
 
-TEST(DeviceData, DrawsEqualTheHostGenerator) {
-  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
-  fs::path so = compile_copy();
-  ASSERT_FALSE(so.empty());
-  auto runner = start_with_copy(so);
+TEST_F(DeviceData, DrawsEqualTheHostGenerator) {
+  auto runner = start_with_copy(so_);
   ASSERT_TRUE(runner);
   const int64_t n = 1'000'003;  // odd: the last Box-Muller pair is split
   struct Case {
@@ -153,11 +161,8 @@ TEST(DeviceData, DrawsEqualTheHostGenerator) {
 // The timed draws (task/draw.h draw_timed_value, what time_batch fills every timed call with) are
 // integer hashing and correctly rounded arithmetic: the device's bits are the host's for normal,
 // uniform and int draws; lognormal goes through exp and may differ in a rare last place.
-TEST(DeviceData, TimedDrawsAreTheHostsBits) {
-  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
-  fs::path so = compile_copy();
-  ASSERT_FALSE(so.empty());
-  auto runner = start_with_copy(so);
+TEST_F(DeviceData, TimedDrawsAreTheHostsBits) {
+  auto runner = start_with_copy(so_);
   ASSERT_TRUE(runner);
   const int64_t n = 1'000'003;
   struct Case {
@@ -194,11 +199,8 @@ TEST(DeviceData, TimedDrawsAreTheHostsBits) {
 // A timed batch of the copying kernel: each call's inputs are that call's timed draws, and the sums
 // the runner reports of its output are what the host computes of the same values (sums_of): the
 // vectorized f32 path, the scalar bf16 path, and a size that leaves a tail of 3.
-TEST(DeviceData, TimedCallSumsAreTheHosts) {
-  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
-  fs::path so = compile_copy();
-  ASSERT_FALSE(so.empty());
-  auto runner = start_with_copy(so);
+TEST_F(DeviceData, TimedCallSumsAreTheHosts) {
+  auto runner = start_with_copy(so_);
   ASSERT_TRUE(runner);
   const int64_t n = 1'000'003;
   for (DType dt : {DType::F32, DType::BF16}) {
@@ -228,13 +230,10 @@ TEST(DeviceData, TimedCallSumsAreTheHosts) {
   }
 }
 
-TEST(DeviceData, OracleComparisonAgreesWithTheHostComparison) {
-  if (!have_gpu()) GTEST_SKIP() << "GPU test skipped: no GPU (nvidia-smi found none)";
-  fs::path so = compile_copy();
-  ASSERT_FALSE(so.empty());
+TEST_F(DeviceData, OracleComparisonAgreesWithTheHostComparison) {
   // Two processes: "cand" exports its buffers, "oracle" holds the reference and compares.
-  auto cand = start_with_copy(so);
-  auto oracle = start_with_copy(so);
+  auto cand = start_with_copy(so_);
+  auto oracle = start_with_copy(so_);
   ASSERT_TRUE(cand && oracle);
   const int64_t n = 3'000'001;
   TensorSpec spec;

@@ -171,8 +171,8 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
 
 Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base) {
   toml::table root;
-  if (auto bad = find_non_ascii_outside_strings(text))
-    return fail("config line {}: {}", bad->line, kNonAsciiOutsideStrings);
+  if (auto bad = find_toml_hazard(text))
+    return fail("config line {}: {}", bad->line, describe(bad->kind));
   try {  // toml++ reports syntax errors by exception; turned into a value right here
     root = toml::parse(text);
   } catch (const toml::parse_error& e) {
@@ -255,8 +255,8 @@ Result<bool> toml_has_table(const std::filesystem::path& file, const std::string
   if (!in) return fail("{}: cannot read", file.string());
   std::stringstream ss;
   ss << in.rdbuf();
-  if (auto bad = find_non_ascii_outside_strings(ss.str()))
-    return fail("{} line {}: {}", file.string(), bad->line, kNonAsciiOutsideStrings);
+  if (auto bad = find_toml_hazard(ss.str()))
+    return fail("{} line {}: {}", file.string(), bad->line, describe(bad->kind));
   try {
     toml::table t = toml::parse(ss.str());
     return t[name].is_table();

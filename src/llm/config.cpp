@@ -239,9 +239,9 @@ Status apply_table(const toml::table& t, LlmConfig& cfg) {
 }
 
 Result<toml::table> parse_toml(std::string_view text, std::string_view source) {
-  if (auto bad = find_non_ascii_outside_strings(text))
+  if (auto bad = find_toml_hazard(text))
     return make_error(ErrorKind::kFatal, fmt::format("llm config: {} line {}, column {}: {}", source,
-                                                     bad->line, bad->column, kNonAsciiOutsideStrings));
+                                                     bad->line, bad->column, describe(bad->kind)));
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
@@ -292,7 +292,7 @@ Status apply_override(LlmConfig& cfg, std::string_view assignment) {
   // toml++ must not see (util/toml_text.h); then it is quoted below like any bare word.
   std::string line = key + " = " + value;
   std::optional<toml::table> parsed;
-  if (!find_non_ascii_outside_strings(line)) {
+  if (!find_toml_hazard(line)) {
     try {
       parsed = toml::parse(line);
     } catch (const toml::parse_error&) {

@@ -686,9 +686,9 @@ Status check_configs(const Task& task, const fs::path& file) {
 Result<Task> parse_task(std::string_view text, const fs::path& file) {
   Ctx ctx(file);
   toml::table root;
-  if (auto bad = find_non_ascii_outside_strings(text))
+  if (auto bad = find_toml_hazard(text))
     return fail(ErrorCode::kParse, "{}:{}:{}: TOML syntax error: {}", file.string(), bad->line,
-                bad->column, kNonAsciiOutsideStrings);
+                bad->column, describe(bad->kind));
   try {
     root = toml::parse(text, file.string());
   } catch (const toml::parse_error& e) {

@@ -18,11 +18,37 @@ size_t past_multi_close(std::string_view text, size_t i, char quote) {
   return i;
 }
 
+bool blank(char c) { return c == ' ' || c == '\t'; }
+bool newline(char c) { return c == '\n' || c == '\r'; }
+
+// After the backslash at i in a """ string, toml++ skips blanks and, past a newline, every
+// blank and newline, asking of each character whether it is whitespace. The index of the first
+// character it asks about that is not ASCII whitespace (i + 1 when there was none).
+size_t past_backslash_whitespace(std::string_view text, size_t i) {
+  size_t j = i + 1;
+  while (j < text.size() && blank(text[j])) ++j;
+  if (j < text.size() && newline(text[j]))
+    while (j < text.size() && (blank(text[j]) || newline(text[j]))) ++j;
+  return j;
+}
+
 }  // namespace
 
-std::optional<TomlTextPos> find_non_ascii_outside_strings(std::string_view text) {
+std::string_view describe(TomlHazardKind kind) {
+  switch (kind) {
+    case TomlHazardKind::kNonAsciiOutsideStrings:
+      return "a non-ASCII character outside a string or comment (TOML allows them only there)";
+    case TomlHazardKind::kNonAsciiAfterBackslash:
+      return "a non-ASCII character right after a backslash (or a line-ending backslash's "
+             "whitespace) in a multi-line string, which toml++ 3.3 misreads; write it as a "
+             "\\uXXXX escape";
+  }
+  return "unknown";
+}
+
+std::optional<TomlHazard> find_toml_hazard(std::string_view text) {
   if (starts(text, 0, "\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM, which toml++ skips
-  TomlTextPos pos;
+  TomlHazard pos;
   Lex lex = Lex::kCode;
   size_t i = 0;
   auto advance = [&](size_t to) {
@@ -59,8 +85,15 @@ std::optional<TomlTextPos> find_non_ascii_outside_strings(std::string_view text)
         if (c == '\'' || c == '\n') lex = Lex::kCode;
         break;
       case Lex::kMultiBasic:
-        if (c == '\\') next = i + 2;
-        else if (starts(text, i, "\"\"\"")) lex = Lex::kCode, next = past_multi_close(text, i, '"');
+        if (c == '\\') {
+          size_t j = past_backslash_whitespace(text, i);
+          if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) {
+            advance(j);
+            pos.kind = TomlHazardKind::kNonAsciiAfterBackslash;
+            return pos;
+          }
+          next = j == i + 1 ? i + 2 : j;
+        } else if (starts(text, i, "\"\"\"")) lex = Lex::kCode, next = past_multi_close(text, i, '"');
         break;
       case Lex::kMultiLiteral:
         if (starts(text, i, "'''")) lex = Lex::kCode, next = past_multi_close(text, i, '\'');

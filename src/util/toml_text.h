@@ -5,7 +5,9 @@
 // most of the U+3000 block, near U+FEFF), which it does for any non-ASCII character outside a
 // string or a comment: undefined behaviour on a one-character malformed file (the task fuzzer
 // found it). TOML allows non-ASCII characters only inside strings and comments, so refusing the
-// rest before parsing loses no valid document.
+// rest before parsing loses no valid document. The same function is reached inside a multi-line
+// basic string right after a backslash, where toml++ skips a line-ending backslash's whitespace;
+// a non-ASCII character there is refused too (valid TOML only after the newline, and rare).
 #pragma once
 
 #include <cstddef>
@@ -14,18 +16,23 @@
 
 namespace kevo {
 
-struct TomlTextPos {
-  size_t line = 1;    // 1-based
-  size_t column = 1;  // 1-based, in characters (UTF-8 code points), as toml++ counts
+enum class TomlHazardKind {
+  kNonAsciiOutsideStrings,   // a non-ASCII character outside a string or comment
+  kNonAsciiAfterBackslash,   // one after a backslash (and its whitespace) in a """ string
 };
 
-// Where the first non-ASCII byte outside a string or comment is, or nullopt if there is none.
+struct TomlHazard {
+  size_t line = 1;    // 1-based
+  size_t column = 1;  // 1-based, in characters (UTF-8 code points), as toml++ counts
+  TomlHazardKind kind = TomlHazardKind::kNonAsciiOutsideStrings;
+};
+
+// Where the first character toml++ must not see is, or nullopt if there is none.
 // Errs on the side of refusing: a string or comment is taken to end where TOML's grammar ends it
 // at the latest (a one-line string at its line's end, a comment at '\r' or '\n').
-std::optional<TomlTextPos> find_non_ascii_outside_strings(std::string_view text);
+std::optional<TomlHazard> find_toml_hazard(std::string_view text);
 
-// The message callers use for such a position.
-inline constexpr std::string_view kNonAsciiOutsideStrings =
-    "a non-ASCII character outside a string or comment (TOML allows them only there)";
+// The message callers use for a hazard: what is wrong and how to write it instead.
+std::string_view describe(TomlHazardKind kind);
 
 }  // namespace kevo

@@ -1,5 +1,7 @@
 #include "util/toml_text.h"
 
+#include <vector>
+
 namespace kevo {
 namespace {
 
@@ -32,6 +34,46 @@ size_t past_backslash_whitespace(std::string_view text, size_t i) {
   return j;
 }
 
+bool bare_key(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// What toml++ makes of a quote outside strings and comments. A value that does not start with a
+// quote (a number, a date, a boolean) is read ahead up to a terminator (whitespace, ']', '}', ',',
+// '#'), each character asked whether it is whitespace: in `a = 8"""2<U+00A1>` or `a = 8\"<U+00A1>`
+// the quote opens nothing (the fuzzer's third finding). So the scanner follows where a value may
+// start (after '=', in an array) and reads such a value the same way; a key ends at its first
+// character that is not a bare key's.
+class CodeContext {
+ public:
+  bool quote_opens_string() const { return token_ != Token::kValue; }
+  void after_string() { token_ = Token::kNone; }
+  void see(char c) {
+    const bool space = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+    if (token_ == Token::kValue && !(space || c == ']' || c == '}' || c == ',')) return;
+    if (token_ == Token::kKey && bare_key(c)) return;
+    token_ = Token::kNone;
+    if (space) {
+      if (c == '\n' && open_.empty()) value_next_ = false;
+    } else if (c == '=') {
+      value_next_ = true;
+    } else if (c == '[' || c == '{') {
+      if (value_next_) open_.push_back(c), value_next_ = c == '[';  // in '{', keys come first
+    } else if (c == ',' || c == ']' || c == '}') {
+      if (c != ',' && !open_.empty()) open_.pop_back();
+      value_next_ = !open_.empty() && open_.back() == '[';
+    } else if (c != '.') {
+      token_ = value_next_ ? Token::kValue : bare_key(c) ? Token::kKey : Token::kNone;
+    }
+  }
+
+ private:
+  enum class Token { kNone, kKey, kValue };
+  Token token_ = Token::kNone;
+  bool value_next_ = false;  // a token starting now is a value
+  std::vector<char> open_;   // the arrays and inline tables open inside the current value
+};
+
 }  // namespace
 
 std::string_view describe(TomlHazardKind kind) {
@@ -50,6 +92,7 @@ std::optional<TomlHazard> find_toml_hazard(std::string_view text) {
   if (starts(text, 0, "\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM, which toml++ skips
   TomlHazard pos;
   Lex lex = Lex::kCode;
+  CodeContext code;
   size_t i = 0;
   auto advance = [&](size_t to) {
     for (; i < to && i < text.size(); ++i) {
@@ -69,20 +112,22 @@ std::optional<TomlHazard> find_toml_hazard(std::string_view text) {
       case Lex::kCode:
         if (static_cast<unsigned char>(c) >= 0x80) return pos;
         if (c == '#') lex = Lex::kComment;
+        else if ((c != '"' && c != '\'') || !code.quote_opens_string()) code.see(c);
         else if (starts(text, i, "\"\"\"")) lex = Lex::kMultiBasic, next = i + 3;
-        else if (starts(text, i, "'''")) lex = Lex::kMultiLiteral, next = i + 3;
-        else if (c == '"') lex = Lex::kBasic;
-        else if (c == '\'') lex = Lex::kLiteral;
+        else if (starts(text, i, "\'\'\'")) lex = Lex::kMultiLiteral, next = i + 3;
+        else lex = c == '"' ? Lex::kBasic : Lex::kLiteral;
         break;
       case Lex::kComment:
-        if (c == '\n' || c == '\r') lex = Lex::kCode;
+        if (c == '\n' || c == '\r') lex = Lex::kCode, code.see(c);
         break;
       case Lex::kBasic:
         if (c == '\\') next = i + 2;
-        else if (c == '"' || c == '\n') lex = Lex::kCode;
+        else if (c == '"') lex = Lex::kCode, code.after_string();
+        else if (c == '\n') lex = Lex::kCode, code.see(c);
         break;
       case Lex::kLiteral:
-        if (c == '\'' || c == '\n') lex = Lex::kCode;
+        if (c == '\'') lex = Lex::kCode, code.after_string();
+        else if (c == '\n') lex = Lex::kCode, code.see(c);
         break;
       case Lex::kMultiBasic:
         if (c == '\\') {
@@ -93,10 +138,16 @@ std::optional<TomlHazard> find_toml_hazard(std::string_view text) {
             return pos;
           }
           next = j == i + 1 ? i + 2 : j;
-        } else if (starts(text, i, "\"\"\"")) lex = Lex::kCode, next = past_multi_close(text, i, '"');
+        } else if (starts(text, i, "\"\"\"")) {
+          lex = Lex::kCode, next = past_multi_close(text, i, '"');
+          code.after_string();
+        }
         break;
       case Lex::kMultiLiteral:
-        if (starts(text, i, "'''")) lex = Lex::kCode, next = past_multi_close(text, i, '\'');
+        if (starts(text, i, "'''")) {
+          lex = Lex::kCode, next = past_multi_close(text, i, '\'');
+          code.after_string();
+        }
         break;
     }
     advance(next);

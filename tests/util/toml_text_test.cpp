@@ -65,3 +65,22 @@ TEST(TomlText, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
                            "a = \"\"\"\\\n  x\u00a1\"\"\"\n", "a = \"\"\"\\u00e9\"\"\"\n"})
     EXPECT_FALSE(scan(text)) << text;
 }
+
+// The fuzzer's third finding: toml++ reads a value that does not start with a quote (a number, a
+// date, a boolean) up to a terminator, asking of every character whether it is whitespace, so a
+// quote inside such a token opens no string and a non-ASCII character after it must be refused.
+TEST(TomlText, AQuoteInsideABareValueOpensNoString) {
+  for (const char* text : {"a =8\"\"\"2\u00a1_ou\n", "a = 1.\"\u00a1\"\n", "a = [\n 1.\"\u00a1\"]\n",
+                           "a = true'\u00a1'\n", "a = 1\"\"\u00a1\"\n", "a = { b = 2.'\u00a1' }\n",
+                           "a = 8\\\"\u00a1\n", "x = [\n1\\\"\u00a1\n", "a = {b=1=\"\u00a1\"}\n"}) {
+    auto p = scan(text);
+    ASSERT_TRUE(p) << text;
+    EXPECT_EQ(p->kind, TomlHazardKind::kNonAsciiOutsideStrings) << text;
+  }
+  // Where a token may start, quotes still open strings: keys, dotted keys, headers, arrays.
+  for (const char* text : {"a.\"\u00e9\" = 1\n", "[a.\"\u00e9\"]\n", "x = [\"\u00e9\",'\u00fc']\n",
+                           "x = {\"\u00e9\" = 1}\n", "x = [\n 1,\n]\na.\"\u00e9\" = 2\n",
+                           "x = 1 # c\n'\u00e9'.b = 2\n", "a=\"\u00e9\"\n", "a = {b=\"\u00e9\", c=[{d='\u00fc'}]}\n",
+                           "a = [[1],[\"\u00e9\"]]\n"})
+    EXPECT_FALSE(scan(text)) << text;
+}

@@ -1,4 +1,6 @@
 // `kevo doctor`: what this machine offers kevo, and how to fix what is missing.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -55,6 +57,32 @@ bool store_line(const std::string& db) {
   return ok;
 }
 
+// How long a runner took to start (its process and CUDA context: every evaluation starts one for its
+// candidate), and whether the driver keeps the GPU initialized between CUDA processes. With
+// persistence mode off, NVIDIA's driver tears the GPU's state down when its last client ends and
+// builds it again for the next, which every `kevo eval` would then wait for. Read through nvidia-smi.
+void gpu_start_line(double start_s) {
+  auto q = run_process({.argv = {"nvidia-smi", "--query-gpu=persistence_mode", "--format=csv,noheader"},
+                        .timeout = std::chrono::seconds(30)});
+  std::string modes;  // one per GPU, the distinct ones
+  if (q && q->ok())
+    for (size_t at = 0; at < q->out.size();) {
+      size_t end = std::min(q->out.find('\n', at), q->out.size());
+      std::string m = q->out.substr(at, end - at);
+      while (!m.empty() && (m.back() == ' ' || m.back() == '\r')) m.pop_back();
+      if (!m.empty() && modes.find(m) == std::string::npos) modes += (modes.empty() ? "" : "/") + m;
+      at = end + 1;
+    }
+  const std::string text = fmt::format("{:.2f} s for a runner's process and CUDA context", start_s);
+  if (modes.empty()) {
+    line("GPU start", true, text + " (persistence mode unknown: nvidia-smi did not say)");
+    return;
+  }
+  line("GPU start", modes == "Enabled", fmt::format("{}; persistence mode {}", text, modes),
+       "sudo nvidia-smi -pm 1 (or run nvidia-persistenced): without it every first CUDA process "
+       "initializes the GPU again");
+}
+
 }  // namespace
 
 void register_doctor(CLI::App& app, int& exit_code) {
@@ -75,15 +103,18 @@ void register_doctor(CLI::App& app, int& exit_code) {
     line("kevo-runner", bool(runner), runner ? runner->string() : "not found",
          "build with the CUDA toolkit present (cmake finds CUDAToolkit), or set KEVO_RUNNER");
     if (runner) {
+      const auto t0 = std::chrono::steady_clock::now();
       auto r = RunnerClient::start({});
       if (r) {
         auto h = (*r)->call(proto::HelloRequest{}, std::chrono::seconds(60));
+        const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         gpu_ok = bool(h);
         if (gpu_ok) {
           line("GPU", true,
                fmt::format("{} (sm_{}{}, {} SMs, {:.0f} MiB L2, {:.1f} GiB), driver {}, runtime {}", h->name,
                            h->cc_major, h->cc_minor, h->sm_count, static_cast<double>(h->l2_bytes) / 1048576.0,
                            static_cast<double>(h->total_mem) / 1073741824.0, h->driver_version, h->runtime_version));
+          gpu_start_line(start_s);
         } else {
           line("GPU", false, h.error().message,
                "kevo eval --compile-only works without a GPU; timing and correctness need one");

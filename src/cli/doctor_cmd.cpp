@@ -57,13 +57,15 @@ bool store_line(const std::string& db) {
   return ok;
 }
 
-// How long a runner took to start (its process and CUDA context: every evaluation starts one for its
-// candidate), and whether the driver keeps the GPU initialized between CUDA processes. With
+// How long a runner took to start (its process and CUDA context: every evaluation starts one for
+// its candidate), and whether the driver keeps the GPU initialized between CUDA processes. With
 // persistence mode off, NVIDIA's driver tears the GPU's state down when its last client ends and
-// builds it again for the next, which every `kevo eval` would then wait for. Read through nvidia-smi.
+// builds it again for the next, which every `kevo eval` would then wait for. Read through
+// nvidia-smi.
 void gpu_start_line(double start_s) {
-  auto q = run_process({.argv = {"nvidia-smi", "--query-gpu=persistence_mode", "--format=csv,noheader"},
-                        .timeout = std::chrono::seconds(30)});
+  auto q =
+      run_process({.argv = {"nvidia-smi", "--query-gpu=persistence_mode", "--format=csv,noheader"},
+                   .timeout = std::chrono::seconds(30)});
   std::string modes;  // one per GPU, the distinct ones
   if (q && q->ok())
     for (size_t at = 0; at < q->out.size();) {
@@ -107,7 +109,8 @@ void register_doctor(CLI::App& app, int& exit_code) {
       auto r = RunnerClient::start({});
       if (r) {
         auto h = (*r)->call(proto::HelloRequest{}, std::chrono::seconds(60));
-        const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double start_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         gpu_ok = bool(h);
         if (gpu_ok) {
           line("GPU", true,

@@ -35,7 +35,8 @@ size_t past_backslash_whitespace(std::string_view text, size_t i) {
 }
 
 bool bare_key(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
 }
 
 // What toml++ makes of a quote outside strings and comments. A value that does not start with a
@@ -114,7 +115,7 @@ std::optional<TomlHazard> find_toml_hazard(std::string_view text) {
         if (c == '#') lex = Lex::kComment;
         else if ((c != '"' && c != '\'') || !code.quote_opens_string()) code.see(c);
         else if (starts(text, i, "\"\"\"")) lex = Lex::kMultiBasic, next = i + 3;
-        else if (starts(text, i, "\'\'\'")) lex = Lex::kMultiLiteral, next = i + 3;
+        else if (starts(text, i, "'''")) lex = Lex::kMultiLiteral, next = i + 3;
         else lex = c == '"' ? Lex::kBasic : Lex::kLiteral;
         break;
       case Lex::kComment:

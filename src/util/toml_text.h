@@ -2,12 +2,13 @@
 //
 // toml++ 3.3 (Debian 12's libtomlplusplus-dev) reaches __builtin_unreachable() when it asks whether
 // some non-ASCII characters are whitespace (is_non_ascii_horizontal_whitespace: U+00A1..U+0499,
-// most of the U+3000 block, near U+FEFF), which it does for any non-ASCII character outside a
-// string or a comment: undefined behaviour on a one-character malformed file (the task fuzzer
-// found it). TOML allows non-ASCII characters only inside strings and comments, so refusing the
-// rest before parsing loses no valid document. The same function is reached inside a multi-line
-// basic string right after a backslash, where toml++ skips a line-ending backslash's whitespace;
-// a non-ASCII character there is refused too (valid TOML only after the newline, and rare).
+// most of the U+3000 block, near U+FEFF): undefined behaviour on a one-character malformed file.
+// The fuzzers found the three places it asks: outside strings and comments (TOML allows non-ASCII
+// characters only inside them, so refusing these loses no valid document), inside a value that
+// does not start with a quote (toml++ reads it ahead to a terminator, so quotes there open no
+// string), and after a backslash in a """ string (toml++ skips a line-ending backslash's
+// whitespace). The last includes valid TOML (`"""\<newline>e-acute"""`): refused too, with its
+// own reason.
 #pragma once
 
 #include <cstddef>

@@ -32,9 +32,10 @@ TEST(TaskFuzzFindings, NonAsciiOutsideAStringIsASyntaxErrorNotUndefinedBehaviour
 TEST(TaskFuzzFindings, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
   auto t = parse_task("name = \"x\"\ndescription = \"\"\"a \\\n  \u00e9\"\"\"\n", "x/task.toml");
   ASSERT_FALSE(t);
-  EXPECT_NE(t.error().message.find("x/task.toml:3:3: TOML syntax error: a non-ASCII character right "
-                                   "after a backslash"),
-            std::string::npos)
+  EXPECT_NE(
+      t.error().message.find("x/task.toml:3:3: TOML syntax error: a non-ASCII character right "
+                             "after a backslash"),
+      std::string::npos)
       << t.error().message;
   EXPECT_NE(t.error().message.find("\\uXXXX"), std::string::npos) << t.error().message;
 }

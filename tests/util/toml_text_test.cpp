@@ -5,7 +5,9 @@
 using namespace kevo;
 
 namespace {
-std::optional<TomlHazard> scan(std::string_view text) { return find_toml_hazard(text); }
+std::optional<TomlHazard> scan(std::string_view text) {
+  return find_toml_hazard(text);
+}
 }  // namespace
 
 // The fuzzer's finding: a non-ASCII character where toml++ 3.3 asks whether it is whitespace.
@@ -47,7 +49,8 @@ TEST(TomlText, ColumnsCountCharactersNotBytes) {
 
 // The CI fuzzer's second finding: toml++ 3.3 asks whether a character is whitespace after a
 // backslash in a """ string (a line-ending backslash skips whitespace and newlines), reaching the
-// same unreachable point. Valid TOML (`"""\<newline>é"""`) is refused there too, with its own reason.
+// same unreachable point. Valid TOML (`"""\<newline>é"""`) is refused there too, with its own
+// reason.
 TEST(TomlText, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
   for (const char* text : {"a = \"\"\"\\\u00a1\"\"\"\n", "a = \"\"\"\\ \u00a1\n\"\"\"\n",
                            "a = \"\"\"\\\n\u00e9\"\"\"\n", "a = \"\"\"\\\r\n  \n \u00a1\"\"\"\n"}) {
@@ -70,9 +73,10 @@ TEST(TomlText, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
 // date, a boolean) up to a terminator, asking of every character whether it is whitespace, so a
 // quote inside such a token opens no string and a non-ASCII character after it must be refused.
 TEST(TomlText, AQuoteInsideABareValueOpensNoString) {
-  for (const char* text : {"a =8\"\"\"2\u00a1_ou\n", "a = 1.\"\u00a1\"\n", "a = [\n 1.\"\u00a1\"]\n",
-                           "a = true'\u00a1'\n", "a = 1\"\"\u00a1\"\n", "a = { b = 2.'\u00a1' }\n",
-                           "a = 8\\\"\u00a1\n", "x = [\n1\\\"\u00a1\n", "a = {b=1=\"\u00a1\"}\n"}) {
+  for (const char* text :
+       {"a =8\"\"\"2\u00a1_ou\n", "a = 1.\"\u00a1\"\n", "a = [\n 1.\"\u00a1\"]\n",
+        "a = true'\u00a1'\n", "a = 1\"\"\u00a1\"\n", "a = { b = 2.'\u00a1' }\n",
+        "a = 8\\\"\u00a1\n", "x = [\n1\\\"\u00a1\n", "a = {b=1=\"\u00a1\"}\n"}) {
     auto p = scan(text);
     ASSERT_TRUE(p) << text;
     EXPECT_EQ(p->kind, TomlHazardKind::kNonAsciiOutsideStrings) << text;
@@ -80,7 +84,7 @@ TEST(TomlText, AQuoteInsideABareValueOpensNoString) {
   // Where a token may start, quotes still open strings: keys, dotted keys, headers, arrays.
   for (const char* text : {"a.\"\u00e9\" = 1\n", "[a.\"\u00e9\"]\n", "x = [\"\u00e9\",'\u00fc']\n",
                            "x = {\"\u00e9\" = 1}\n", "x = [\n 1,\n]\na.\"\u00e9\" = 2\n",
-                           "x = 1 # c\n'\u00e9'.b = 2\n", "a=\"\u00e9\"\n", "a = {b=\"\u00e9\", c=[{d='\u00fc'}]}\n",
-                           "a = [[1],[\"\u00e9\"]]\n"})
+                           "x = 1 # c\n'\u00e9'.b = 2\n", "a=\"\u00e9\"\n",
+                           "a = {b=\"\u00e9\", c=[{d='\u00fc'}]}\n", "a = [[1],[\"\u00e9\"]]\n"})
     EXPECT_FALSE(scan(text)) << text;
 }

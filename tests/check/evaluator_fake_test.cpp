@@ -66,6 +66,25 @@ EvalOptions scale2_baseline_once() {
   return o;
 }
 
+// The fake runner with scale2's task and baseline source loaded (skipped without nvcc or python3).
+class FakeScale2 : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+    use_fake_runner();
+    auto t = load_task(kDir / "scale2");
+    ASSERT_TRUE(t) << t.error().message;
+    task_ = std::move(*t);
+    auto b = read_file(kDir / "scale2" / "baseline.cu");
+    ASSERT_TRUE(b);
+    base_ = std::move(*b);
+  }
+  Task task_;
+  std::string base_;
+};
+using FakeRunnerTiming = FakeScale2;
+using FakeRunnerFaults = FakeScale2;
+
 class FakeRunner : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -168,30 +187,24 @@ INSTANTIATE_TEST_SUITE_P(
 // Timing batches one call and 2k calls first, and where the checker's clock then disagrees with the
 // candidate's events, times again with k and 2k calls: an honest kernel that one-call batches
 // misread passes on the second session's figures; a forger is caught by both.
-TEST(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
-  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
-  use_fake_runner();
-  auto task = load_task(kDir / "scale2");
-  ASSERT_TRUE(task) << task.error().message;
-  auto base = read_file(kDir / "scale2" / "baseline.cu");
-  ASSERT_TRUE(base);
+TEST_F(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
   auto retimed = [](const Verdict& v) {
     return std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kTimingRetimed; });
   };
-  Verdict honest = evaluate(*task, fake_candidate(*base, "one_call_cheap", 1, 5));
+  Verdict honest = evaluate(task_, fake_candidate(base_, "one_call_cheap", 1, 5));
   if (too_noisy(honest)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   EXPECT_EQ(honest.outcome, Outcome::Pass) << honest.to_text();
   EXPECT_TRUE(retimed(honest)) << honest.to_text();
   ASSERT_TRUE(honest.timing);
   EXPECT_EQ(honest.timing->small_calls, honest.timing->batch_calls) << "the figures are the k/2k session's";
   EXPECT_NEAR(honest.timing->speedup.value, 2.0, 0.05);
-  Verdict pass = evaluate(*task, fake_candidate(*base, "pass", 1, 5));
+  Verdict pass = evaluate(task_, fake_candidate(base_, "pass", 1, 5));
   if (too_noisy(pass)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   EXPECT_EQ(pass.outcome, Outcome::Pass) << pass.to_text();
   EXPECT_FALSE(retimed(pass)) << "an agreeing first session decides\n" << pass.to_text();
   ASSERT_TRUE(pass.timing);
   EXPECT_EQ(pass.timing->small_calls, 1);
-  Verdict forged = evaluate(*task, fake_candidate(*base, "forged", 1, 5));
+  Verdict forged = evaluate(task_, fake_candidate(base_, "forged", 1, 5));
   if (too_noisy(forged)) return;
   EXPECT_EQ(forged.reason, Reason::kTimingForged) << forged.to_text();
   EXPECT_TRUE(retimed(forged)) << forged.to_text();
@@ -199,15 +212,9 @@ TEST(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
 
 // A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the
 // next candidate, evaluated by the same checker process, gets fresh runners and its own verdict.
-TEST(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
-  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
-  use_fake_runner();
-  auto task = load_task(kDir / "scale2");
-  ASSERT_TRUE(task) << task.error().message;
-  auto base = read_file(kDir / "scale2" / "baseline.cu");
-  ASSERT_TRUE(base);
+TEST_F(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
   for (const auto& [behaviour, outcome] : {std::pair{"segfault", Outcome::Crash}, std::pair{"pass", Outcome::Pass}}) {
-    Verdict v = evaluate(*task, fake_candidate(*base, behaviour, 1, 7));
+    Verdict v = evaluate(task_, fake_candidate(base_, behaviour, 1, 7));
     EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(outcome))) << behaviour << "\n" << v.to_text();
     if (outcome == Outcome::Crash) {
       EXPECT_EQ(v.reason, Reason::kSignal) << v.to_text();

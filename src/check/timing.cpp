@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 // A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays under 1% of
 // it, and short enough that the three series alternate often (drift cancels). On gelu (2^29
-// elements: ~1.9 ms a call plus ~3.5 ms of draws, poison, flush and sums) k is 4.
+// elements: ~1.9 ms a call plus ~2.8 ms of draws, poison, flush and sums) k is 4.
 constexpr double kBatchMs = 20.0;
 // What the outside interval needs is kernel time between the batch sizes, not batch time: a
 // batch's wall is off its size's line by ~0.05 ms (sd, H100, docs/measurements c5782ec), so

@@ -11,6 +11,7 @@
 #include "check/session.h"
 #include "check/timing.h"
 #include "torch/torch_timing.h"
+#include "run/runner_pool.h"
 #include "run/warm_runners.h"
 #include "util/gpu_lock.h"
 #include "util/fs.h"
@@ -144,12 +145,14 @@ RunnerOptions runner_options(const EvalOptions& o) {
 }
 
 std::future<EvalSession::Started> EvalSession::start_runner(const EvalOptions& o) {
-  if (o.warm_runners)
-    if (auto w = WarmRunners::take(runner_options(o))) {
-      std::promise<Started> p;
-      p.set_value(std::move(*w));
-      return p.get_future();
-    }
+  // Started ahead: by this process (kevo evolve, worker, bench), else by the user's runner pool
+  // (run/runner_pool.h; a kevo eval). Either way fresh, and used by this evaluation alone.
+  auto ready = o.warm_runners ? WarmRunners::take(runner_options(o)) : take_pooled(runner_options(o));
+  if (ready) {
+    std::promise<Started> p;
+    p.set_value(std::move(*ready));
+    return p.get_future();
+  }
   auto r = RunnerClient::start(runner_options(o));
   if (!r) {
     std::promise<Started> p;

@@ -59,6 +59,9 @@ void classify_death(Verdict& v, RunnerClient& r, const proto::ErrorReply* refusa
     case RunnerDeath::Kind::Exited:
       v.set(Outcome::Crash, Reason::kExit, msg + " (the candidate ended the process)");
       break;
+    case RunnerDeath::Kind::Lost:
+      v.set(Outcome::InfraError, Reason::kRunner, msg);
+      break;
   }
 }
 

@@ -14,5 +14,6 @@ void register_task(CLI::App& app, int& exit_code);     // task lint, task list (
 void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, report (src/cli/bench_cmd.cpp)
 void register_worker(CLI::App& app, int& exit_code);   // worker (src/cli/worker_cmd.cpp)
 void register_serve(CLI::App& app, int& exit_code);    // serve (src/cli/serve_cmd.cpp)
+void register_runners(CLI::App& app, int& exit_code);  // runners start|status|stop|serve (src/cli/runners_cmd.cpp)
 
 }  // namespace kevo::cli

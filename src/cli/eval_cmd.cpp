@@ -6,6 +6,7 @@
 #include "check/oracle_check.h"
 #include "cli/commands.h"
 #include "cli/task_arg.h"
+#include "run/runner_pool.h"
 
 namespace kevo::cli {
 
@@ -44,6 +45,23 @@ int oracle_check(const Task& task, const Args& a, bool seed_given) {
   else
     std::printf("%s", r.to_text().c_str());
   return r.exit_code();
+}
+
+// After an evaluation that reached a GPU, the user's runner pool is started (KEVO_RUNNER_POOL=auto,
+// the default) so the next kevo eval takes ready runners instead of waiting for two CUDA contexts.
+void start_pool_for_next(const Verdict& v) {
+  const bool reached_gpu = v.work.count("runner_wait") && v.reason != Reason::kNoGpu && v.reason != Reason::kRunner;
+  if (!reached_gpu || pool_mode() != PoolMode::kAuto || pool_status()) return;
+  PoolStartOptions po;
+  auto pid = start_pool(po);
+  if (!pid) {
+    std::fprintf(stderr, "kevo: could not start a runner pool for the next evaluations: %s\n", pid.error().message.c_str());
+    return;
+  }
+  std::fprintf(stderr,
+               "kevo: started a runner pool (pid %ld) so the next evaluations start at once; it ends after %d min "
+               "idle (`kevo runners stop` now; KEVO_RUNNER_POOL=off never starts one)\n",
+               *pid, po.idle_exit_s / 60);
 }
 
 }  // namespace
@@ -135,6 +153,8 @@ void register_eval(CLI::App& app, int& exit_code) {
     else
       std::printf("%s", v.to_text().c_str());
     exit_code = kevo::exit_code(v.outcome);
+    std::fflush(stdout);
+    if (!o.compile_only) start_pool_for_next(v);
   });
 }
 

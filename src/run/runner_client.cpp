@@ -1,5 +1,7 @@
 #include "run/runner_client.h"
 
+#include <sys/mman.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,6 +11,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+
+#include "util/fd_passing.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
@@ -26,7 +30,19 @@ std::optional<fs::path> find_runner() {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& opts) {
+const std::vector<std::string>& runner_secret_prefixes() {
+  static const std::vector<std::string> p = {"PG",      "KEVO_DB",     "KEVO_LLM_API_KEY", "OPENAI_",
+                                             "ANTHROPIC_", "DEEPSEEK_", "OPENROUTER_", "AWS_",
+                                             "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GITHUB_TOKEN"};
+  return p;
+}
+
+void RunnerProcess::close_fds() {
+  for (int* fd : {&arena_fd, &req_fd, &reply_fd, &child.err_fd, &child.in_fd, &child.out_fd})
+    if (*fd >= 0) ::close(*fd), *fd = -1;
+}
+
+Result<RunnerProcess> spawn_runner(const RunnerOptions& opts) {
   fs::path runner = opts.runner;
   if (runner.empty()) {
     auto r = find_runner();
@@ -35,21 +51,23 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   }
   // A broken pipe to a dead runner must be an error value, not a SIGPIPE that kills the checker.
   signal(SIGPIPE, SIG_IGN);
-  std::unique_ptr<RunnerClient> c(new RunnerClient());
-  auto arena = Arena::create("kevo-arena");
-  if (!arena) return arena.unexpected();
-  c->arena_ = std::move(*arena);
+  int arena = memfd_create("kevo-arena", MFD_CLOEXEC);
+  if (arena < 0) return fail("memfd_create: {}", std::strerror(errno));
   int req[2], rep[2];
-  if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
+  if (pipe2(req, O_CLOEXEC) != 0) return ::close(arena), fail("pipe: {}", std::strerror(errno));
+  if (pipe2(rep, O_CLOEXEC) != 0) {
+    for (int fd : {arena, req[0], req[1]}) ::close(fd);
     return fail("pipe: {}", std::strerror(errno));
+  }
   SpawnOptions so;
   so.argv = opts.launcher;
   so.argv.push_back(runner.string());
-  so.pass_fds = {c->arena_.fd(), req[0], rep[1]};  // become fds 3, 4, 5
+  so.pass_fds = {arena, req[0], rep[1]};  // become fds 3, 4, 5
   so.env_add = opts.env;
+  so.env_exact = opts.env_exact;
+  if (opts.cwd) so.cwd = opts.cwd->string();
   // The runner loads hostile code: it gets no credentials (the run database's, the LLM keys').
-  so.env_drop_prefixes = {"PG", "KEVO_DB", "KEVO_LLM_API_KEY", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "OPENROUTER_",
-                          "AWS_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GITHUB_TOKEN"};
+  so.env_drop_prefixes = runner_secret_prefixes();
   so.null_stdio = true;
   so.die_with_parent = true;
   so.limits.max_file_bytes = 64l << 20;  // a candidate cannot fill the disk
@@ -58,17 +76,84 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& o
   ::close(req[0]);
   ::close(rep[1]);
   if (!child) {
-    ::close(req[1]);
-    ::close(rep[0]);
+    for (int fd : {arena, req[1], rep[0]}) ::close(fd);
     return child.unexpected();
   }
-  c->child_ = *child;
-  c->req_fd_ = req[1];
-  c->reply_fd_ = rep[0];
-  c->err_thread_ =
-      std::thread([fd = c->child_.err_fd, tail = c->err_] { drain_stderr(fd, *tail); });
+  RunnerProcess p;
+  p.child = *child;
+  p.arena_fd = arena;
+  p.req_fd = req[1];
+  p.reply_fd = rep[0];
+  return p;
+}
+
+std::unique_ptr<RunnerClient> RunnerClient::adopt(RunnerProcess p, int pool_conn) {
+  std::unique_ptr<RunnerClient> c(new RunnerClient());
+  c->arena_ = Arena::adopt(p.arena_fd);
+  c->child_ = p.child;
+  c->pool_fd_ = pool_conn;
+  c->req_fd_ = p.req_fd;
+  c->reply_fd_ = p.reply_fd;
+  c->err_thread_ = std::thread([fd = c->child_.err_fd, tail = c->err_] { drain_stderr(fd, *tail); });
   return c;
 }
+
+Result<std::unique_ptr<RunnerClient>> RunnerClient::start(const RunnerOptions& opts) {
+  auto p = spawn_runner(opts);
+  if (!p) return p.unexpected();
+  return adopt(*p, -1);
+}
+
+namespace {
+// The runner's exit status, seen as its parent (waitpid) or through the runner pool, which is its
+// parent and sends {"exit_status": N} once it has reaped it. nullopt: still running at `timeout`.
+// A pool that went away took its runners with it (they die with it): kLostStatus, no status known.
+constexpr int kLostStatus = -1;
+std::optional<int> await_exit(Child& c, int pool_fd, std::chrono::milliseconds timeout) {
+  if (c.pid <= 0) return 0;
+  if (pool_fd < 0) {
+    auto st = wait_for_exit(c, timeout);
+    if (st) c.pid = -1;
+    return st;
+  }
+  auto m = recv_fd_message(pool_fd, std::chrono::steady_clock::now() + timeout);
+  if (!m && m.error().code == ErrorCode::kTimeout) return std::nullopt;
+  c.pid = -1;
+  if (!m) return kLostStatus;
+  for (int fd : m->fds) ::close(fd);
+  json j = json::parse(m->bytes, nullptr, false);
+  auto it = j.is_object() ? j.find("exit_status") : j.end();
+  return it != j.end() && it->is_number_integer() && it->get<int>() >= 0 ? it->get<int>() : kLostStatus;
+}
+
+// Kills the runner's process group: directly as its parent, or by asking the pool (which alone
+// knows the pid is still the runner's: it has not reaped it yet).
+void kill_runner(const Child& c, int pool_fd) {
+  if (c.pid <= 0) return;
+  if (pool_fd >= 0) {
+    (void)send_fd_message(pool_fd, R"({"cmd":"kill"})");
+    return;
+  }
+  kill(-c.pid, SIGKILL);
+  kill(c.pid, SIGKILL);
+}
+
+// Kills the runner and waits for its status (the pool's reply comes at once after the kill).
+int kill_and_await(Child& c, int pool_fd) {
+  if (c.pid <= 0) return 0;
+  kill_runner(c, pool_fd);
+  if (pool_fd < 0) {
+    int status = 0;
+    while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    c.pid = -1;
+    return status;
+  }
+  auto st = await_exit(c, pool_fd, std::chrono::milliseconds(10000));
+  c.pid = -1;
+  return st.value_or(kLostStatus);
+}
+}  // namespace
 
 namespace {
 // Runners being reaped in the background (RunnerClient's destructor). Never destroyed: reaper
@@ -87,27 +172,21 @@ Reaping& reaping() {
 RunnerClient::~RunnerClient() {
   // Closing the request pipe asks the runner to exit. Its CUDA teardown takes a while (~0.1 s)
   // that no verdict waits on: a background thread gives it a moment, kills it after that, reaps
-  // it and ends the stderr drain. At process exit the runner dies with its parent anyway.
+  // it and ends the stderr drain. At process exit the runner dies with its parent anyway (or, if
+  // pooled, the pool kills it once this process's connection closes).
   if (req_fd_ >= 0) ::close(req_fd_);
   if (reply_fd_ >= 0) ::close(reply_fd_);
   {
     std::lock_guard lock(reaping().mu);
     ++reaping().count;
   }
-  std::thread([child = child_, drain = std::move(err_thread_)]() mutable {
-    if (child.pid > 0) {
-      if (wait_for_exit(child, std::chrono::milliseconds(2000))) {
-        kill(-child.pid, SIGKILL);  // stragglers of its process group (none normally)
-        child.pid = -1;             // reaped
-      } else {
-        kill(-child.pid, SIGKILL);
-      }
-    }
-    int err_fd = child.err_fd;
-    child.err_fd = -1;
-    kill_and_reap(child);
+  std::thread([child = child_, pool = pool_fd_, drain = std::move(err_thread_)]() mutable {
+    const int pgid = child.pid;
+    if (!await_exit(child, pool, std::chrono::milliseconds(2000))) kill_and_await(child, pool);
+    if (pool < 0 && pgid > 0) kill(-pgid, SIGKILL);  // stragglers of its process group (none normally)
     if (drain.joinable()) drain.join();  // ends at EOF: every writer is gone
-    if (err_fd >= 0) ::close(err_fd);
+    if (child.err_fd >= 0) ::close(child.err_fd);
+    if (pool >= 0) ::close(pool);
     Reaping& r = reaping();
     std::lock_guard lock(r.mu);
     if (--r.count == 0) r.cv.notify_all();
@@ -123,14 +202,9 @@ bool RunnerClient::wait_reaped(std::chrono::milliseconds timeout) {
 std::string RunnerClient::finish(std::chrono::milliseconds grace) {
   if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
   if (reply_fd_ >= 0) ::close(reply_fd_), reply_fd_ = -1;
-  if (child_.pid > 0) {
-    if (wait_for_exit(child_, grace)) {
-      kill(-child_.pid, SIGKILL);  // stragglers of its process group (none normally)
-      child_.pid = -1;             // reaped
-    } else {
-      kill_and_reap_keep_err();
-    }
-  }
+  const int pgid = child_.pid;
+  if (child_.pid > 0 && !await_exit(child_, pool_fd_, grace)) kill_and_reap_keep_err();
+  if (pool_fd_ < 0 && pgid > 0) kill(-pgid, SIGKILL);  // stragglers of its process group (none normally)
   // The drain thread ends at EOF, once every writer of the pipe (wrapper and runner) is gone.
   if (err_thread_.joinable()) err_thread_.join();
   return stderr_tail();
@@ -156,17 +230,7 @@ std::string RunnerClient::stderr_tail() {
 }
 
 // Kills the process group but leaves stderr open for the drain thread to finish reading.
-int RunnerClient::kill_and_reap_keep_err() {
-  int status = 0;
-  if (child_.pid > 0) {
-    kill(-child_.pid, SIGKILL);
-    kill(child_.pid, SIGKILL);
-    while (waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    child_.pid = -1;
-  }
-  return status;
-}
+int RunnerClient::kill_and_reap_keep_err() { return kill_and_await(child_, pool_fd_); }
 
 void RunnerClient::on_failure(const std::string& during, bool timed_out) {
   RunnerDeath d;
@@ -178,14 +242,16 @@ void RunnerClient::on_failure(const std::string& during, bool timed_out) {
     d.description = "did not answer in time; killed";
   } else {
     // The channel closed: the process is exiting or has exited. Wait briefly for its status.
-    auto st = wait_for_exit(child_, std::chrono::milliseconds(5000));
+    auto st = await_exit(child_, pool_fd_, std::chrono::milliseconds(5000));
     if (!st) {
       status = kill_and_reap_keep_err();
       d.kind = RunnerDeath::Kind::Timeout;
       d.description = "closed its channel but did not exit; killed";
+    } else if (*st == kLostStatus) {
+      d.kind = RunnerDeath::Kind::Lost;
+      d.description = "was lost with the runner pool that started it (the pool ended)";
     } else {
       status = *st;
-      child_.pid = -1;
       if (WIFSIGNALED(status)) {
         d.kind = RunnerDeath::Kind::Signal;
         d.signal = WTERMSIG(status);

@@ -19,7 +19,8 @@
 namespace kevo {
 
 struct RunnerDeath {
-  enum class Kind { Timeout, Signal, Exited } kind = Kind::Exited;
+  // Lost: a pooled runner whose pool ended (it dies with the pool): no status, not the candidate's doing.
+  enum class Kind { Timeout, Signal, Exited, Lost } kind = Kind::Exited;
   int signal = 0;
   int exit_code = 0;
   std::string during;       // the request that was in flight
@@ -33,7 +34,25 @@ struct RunnerOptions {
   std::vector<std::string> launcher;
   std::chrono::milliseconds start_timeout{60000};
   std::map<std::string, std::string> env;
+  // The runner's whole environment ("NAME=value" each) and working folder, where they are not this
+  // process's: the runner pool starts runners for other processes. `env` and the dropping of
+  // secrets still apply.
+  std::optional<std::vector<std::string>> env_exact;
+  std::optional<std::filesystem::path> cwd;
 };
+
+// A started kevo-runner before anything talks to it: what the runner pool keeps and hands over.
+struct RunnerProcess {
+  Child child;  // its err_fd reads the runner's stderr; in_fd and out_fd are unused (-1)
+  int arena_fd = -1, req_fd = -1, reply_fd = -1;
+  void close_fds();
+};
+
+// Starts kevo-runner (fds: 3 the arena, 4 requests, 5 replies) with no credentials in its
+// environment, in a process group of its own, dying with the thread that started it.
+Result<RunnerProcess> spawn_runner(const RunnerOptions& opts);
+// The environment variables (by prefix) a runner never gets: the run database's, the LLM keys'.
+const std::vector<std::string>& runner_secret_prefixes();
 
 // Where kevo-runner is: $KEVO_RUNNER, else next to the running executable, else on PATH.
 std::optional<std::filesystem::path> find_runner();
@@ -78,6 +97,10 @@ class [[nodiscard]] CallResult {
 class RunnerClient {
  public:
   static Result<std::unique_ptr<RunnerClient>> start(const RunnerOptions& opts);
+  // A runner another process started and handed over (run/runner_pool.h). `pool_conn` is the
+  // connection to that process, which is the runner's parent: it reports the runner's exit status
+  // there and kills it when asked (or when the connection closes). The client owns every fd.
+  static std::unique_ptr<RunnerClient> adopt(RunnerProcess p, int pool_conn);
   ~RunnerClient();
 
   // Sends one request (run/protocol.h) and waits up to `timeout` for its reply, which must say
@@ -104,6 +127,8 @@ class RunnerClient {
   // kills it after that, and returns everything stderr's tail held at the end.
   std::string finish(std::chrono::milliseconds grace);
   bool alive() const { return child_.pid > 0; }
+  // Whether the runner came from the runner pool (another process is its parent).
+  bool pooled() const { return pool_fd_ >= 0; }
 
   // Destroyed runners are reaped in the background; this waits until all are (tests, and callers
   // that must know the GPU is free). False on timeout.
@@ -123,6 +148,7 @@ class RunnerClient {
   int kill_and_reap_keep_err();
 
   Child child_;
+  int pool_fd_ = -1;  // the runner pool's connection, for a handed-over runner
   int req_fd_ = -1, reply_fd_ = -1;
   Arena arena_;
   std::thread err_thread_;

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #ifdef KEVO_HAVE_SECCOMP
 #include <seccomp.h>
@@ -52,6 +53,15 @@ SandboxStatus install_candidate_filter() {
   for (int domain : {AF_INET, AF_INET6, AF_PACKET})
     rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
                            SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(domain)));
+  // Other processes stay out of reach: no signal to any process but this one (the checker, the
+  // runner pool and other evaluations' runners run as the same user), and no listening socket
+  // (a candidate could pose as the runner pool at its socket and hand out runners of its own).
+  const auto self = static_cast<scmp_datum_t>(getpid());
+  for (int nr : {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
+    rc |= seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A0_32(SCMP_CMP_NE, self));
+  for (int nr : {SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(listen),
+                 SCMP_SYS(accept), SCMP_SYS(accept4)})
+    rc |= deny(f.ctx, nr);
   if (rc != 0) return {false, std::string("seccomp_rule_add: ") + std::strerror(-rc)};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {false, std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno)};
   if ((rc = seccomp_load(f.ctx)) != 0) return {false, std::string("seccomp_load: ") + std::strerror(-rc)};

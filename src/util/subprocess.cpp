@@ -27,11 +27,17 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-std::vector<std::string> build_env(const std::map<std::string, std::string>& add,
-                                   const std::vector<std::string>& drop_prefixes) {
+}  // namespace
+
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& add,
+                                           const std::vector<std::string>& drop_prefixes,
+                                           const std::vector<std::string>* base) {
+  std::vector<std::string> from;
+  if (base) from = *base;
+  else
+    for (char** e = environ; e && *e; ++e) from.emplace_back(*e);
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
+  for (std::string& kv : from) {
     auto eq = kv.find('=');
     std::string key = kv.substr(0, eq);
     bool dropped = false;
@@ -41,8 +47,6 @@ std::vector<std::string> build_env(const std::map<std::string, std::string>& add
   for (const auto& [k, v] : add) env.push_back(k + "=" + v);
   return env;
 }
-
-}  // namespace
 
 void apply_limits_in_child(const ProcessLimits& limits) {
   struct rlimit rl;
@@ -87,7 +91,8 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
     return fail("spawn {}: pipe: {}", opts.argv[0], strerror(errno));
   }
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::vector<std::string> env = build_env(opts.env_add, opts.env_drop_prefixes);
+  std::vector<std::string> env =
+      child_environment(opts.env_add, opts.env_drop_prefixes, opts.env_exact ? &*opts.env_exact : nullptr);
   std::vector<char*> argv, envp;
   for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

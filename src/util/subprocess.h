@@ -76,6 +76,9 @@ struct SpawnOptions {
   std::vector<int> pass_fds;
   std::optional<std::string> cwd;
   std::map<std::string, std::string> env_add;
+  // The environment to start from instead of the parent's ("NAME=value" each); env_add and
+  // env_drop_prefixes still apply. The runner pool starts runners with its client's environment.
+  std::optional<std::vector<std::string>> env_exact;
   ProcessLimits limits;
   // Child's stdin/stdout from /dev/null instead of pipes (in_fd/out_fd stay -1).
   bool null_stdio = false;
@@ -84,6 +87,12 @@ struct SpawnOptions {
 };
 
 Result<Child> spawn_process(const SpawnOptions& opts);
+
+// The environment a child gets ("NAME=value" each): `base` (the parent's environment when null)
+// without the names that start with one of `drop_prefixes` or that `add` sets, then `add`.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& add,
+                                           const std::vector<std::string>& drop_prefixes,
+                                           const std::vector<std::string>* base = nullptr);
 
 // Kills the child's whole process group and reaps it; returns the wait status.
 int kill_and_reap(Child& child);

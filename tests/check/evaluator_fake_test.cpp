@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "check/evaluator.h"
+#include "run/runner_pool.h"
 #include "run/warm_runners.h"
+#include "support/runner_pool.h"
 #include "support/noisy_host.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -420,4 +422,36 @@ TEST(FakeRunnerLatency, WarmRunnersAreTakenReadyByTheNextEvaluation) {
   EXPECT_EQ(third.outcome, Outcome::Pass) << third.to_text();
   EXPECT_EQ(WarmRunners::reused() - reused, 2);
   EXPECT_EQ(WarmRunners::taken() - taken, 2);
+}
+
+// kevo eval's runners from the runner pool (run/runner_pool.h): the same verdicts as its own
+// runners, a crash still the candidate's crash with its signal, and no runner handed out twice.
+TEST(FakeRunnerPool, PooledRunnersGiveTheSameVerdicts) {
+  if (!find_program("nvcc") || !find_program("python3")) GTEST_SKIP() << "nvcc or python3 missing";
+  use_fake_runner();
+  auto task = load_task(kDir / "scale2");
+  ASSERT_TRUE(task);
+  auto base = read_file(kDir / "scale2" / "baseline.cu");
+  ASSERT_TRUE(base);
+  test::PoolForTest pool(2);
+  ASSERT_TRUE(pool.ok()) << pool.log();
+  EvalOptions o = scale2_baseline_once();
+  Verdict first = evaluate(*task, o);  // asks, finds none: starts its own, and the pool keeps the kind
+  ASSERT_TRUE(pool.wait_ready(2)) << pool.log();
+  Verdict second = evaluate(*task, o);
+  auto s = pool_status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->taken, 2);  // the candidate's runner and the trusted one, each fresh
+  if (!too_noisy(first) && !too_noisy(second)) {
+    EXPECT_EQ(first.outcome, Outcome::Pass) << first.to_text();
+    EXPECT_EQ(second.outcome, Outcome::Pass) << second.to_text();
+    EXPECT_LT(second.work["runner_wait"], 0.05) << second.to_text();
+  }
+  ASSERT_TRUE(pool.wait_ready(2)) << pool.log();
+  Verdict crash = evaluate(*task, fake_candidate(*base, "segfault", 1, 7));
+  EXPECT_EQ(crash.outcome, Outcome::Crash) << crash.to_text();
+  EXPECT_EQ(crash.reason, Reason::kSignal) << crash.to_text();
+  auto t = pool_status();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->taken, 4);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -128,4 +129,24 @@ TEST(RunnerBinary, FullRelroAndBindNow) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NE(r->out.find("GNU_RELRO"), std::string::npos);
   EXPECT_NE(r->out.find("BIND_NOW"), std::string::npos) << "kevo-runner must be linked with -z now";
+}
+
+// Other processes of the user's (the checker, the runner pool, other runners) cannot be signalled,
+// and no socket can listen (posing as the runner pool); signalling itself still works (abort).
+TEST(Seccomp, RefusesSignalsToOthersAndListeningSockets) {
+  if (!have_filter()) GTEST_SKIP() << "built without libseccomp (or the kernel refuses filters): not tested";
+  EXPECT_EQ(in_sandbox([] { return kill(getppid(), 0) != 0 && errno == EPERM ? 0 : 1; }), 0);
+  EXPECT_EQ(in_sandbox([] { return kill(0, 0) != 0 && errno == EPERM ? 0 : 1; }), 0);
+  EXPECT_EQ(in_sandbox([] { return kill(getpid(), 0) == 0 ? 0 : 1; }), 0);
+  EXPECT_EQ(in_sandbox([] {
+              int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+              if (s < 0) return 2;
+              return listen(s, 1) != 0 && errno == EPERM ? 0 : 1;
+            }),
+            0);
+  EXPECT_EQ(in_sandbox([] {
+              raise(SIGUSR1);  // tgkill to itself: allowed, so the default action ends the process
+              return 1;
+            }),
+            200 + SIGUSR1);
 }

@@ -1,0 +1,473 @@
+#include "run/pool_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "run/runner_pool.h"
+#include "util/fd_passing.h"
+#include "util/gpu_lock.h"
+
+namespace kevo {
+namespace fs = std::filesystem;
+namespace {
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::atomic<bool> g_signalled{false};
+void on_signal(int) { g_signalled = true; }
+
+// Which file a runner path names now: a rebuilt kevo-runner makes the ready ones stale.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  long long mtime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
+FileId file_id(const fs::path& p) {
+  struct stat st {};
+  if (stat(p.c_str(), &st) != 0) return {};
+  return {st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
+void kill_group(int pid) {
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+struct Spare {
+  RunnerProcess p;
+  std::string uuid;  // its GPU, from its hello
+};
+
+// A runner never handed out: its fds closed, killed and reaped.
+void end_spare(Spare& s) {
+  s.p.close_fds();
+  if (s.p.child.pid <= 0) return;
+  kill_group(s.p.child.pid);
+  while (waitpid(s.p.child.pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  s.p.child.pid = -1;
+}
+
+struct Kind {
+  PoolKind spec;
+  FileId bin;
+  std::deque<Spare> ready;
+  Clock::time_point asked;
+  int failures = 0;  // starts failed in a row; refills stop at 2 until the kind is asked for again
+};
+
+// A runner handed out, until the pool has reaped it. Only the main thread kills or reaps (so a pid
+// is never signalled after it was reaped); a thread holding the GPU lock for a kill asks by flag.
+struct Out {
+  int conn = -1;  // the taker's connection; -1 once it closed
+  int pid = -1;
+  std::string uuid;
+  struct Shared {
+    std::atomic<bool> kill_now{false}, reaped{false};
+  };
+  std::shared_ptr<Shared> state = std::make_shared<Shared>();
+  bool killed = false;
+};
+
+class PoolServer {
+ public:
+  PoolServer(const PoolServerOptions& o, int listen_fd) : o_(o), listen_(listen_fd) {}
+  Status run();
+
+ private:
+  void refill_loop();
+  std::optional<std::string> short_kind() const;  // under mu_
+  Result<Spare> start_spare(const PoolKind& spec, const std::string& uuid);
+  void accept_one();
+  void on_request(int conn);
+  void take(int conn, const json& req);
+  void on_out_message(Out& x);
+  void end_out(Out& x);
+  void reap_out();
+  void reap_ready();
+  void end_ready();
+  json status_json();
+  void shutdown();
+  bool stopping() {
+    std::lock_guard l(mu_);
+    return stopping_;
+  }
+
+  PoolServerOptions o_;
+  int listen_ = -1;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Kind> kinds_;
+  Clock::time_point last_take_ = Clock::now() - std::chrono::hours(1);
+  bool stopping_ = false;  // asked to stop: nothing more is started or handed out
+  bool exit_ = false;      // ending: the refill thread may go
+  std::vector<int> pending_;  // connections whose request has not come yet
+  std::vector<Out> out_;
+  Clock::time_point last_activity_ = Clock::now(), last_ready_reap_ = Clock::now();
+  std::atomic<long> started_{0}, taken_{0}, failed_{0};
+  std::thread refill_;
+};
+
+Status PoolServer::run() {
+  refill_ = std::thread([this] { refill_loop(); });
+  while (!g_signalled) {
+    if (stopping() && out_.empty()) break;
+    if (out_.empty() && pending_.empty() && Clock::now() - last_activity_ > o_.idle_exit) {
+      spdlog::info("runner pool: idle for {} s; ending", o_.idle_exit.count());
+      break;
+    }
+    std::vector<pollfd> fds;
+    fds.push_back({listen_, POLLIN, 0});
+    for (const Out& x : out_) fds.push_back({x.conn, POLLIN, 0});  // -1 (closed) is skipped by poll
+    for (int c : pending_) fds.push_back({c, POLLIN, 0});
+    // Handed-out runners are reaped by polling (5 ms): their exit status is what a taker waits for.
+    if (poll(fds.data(), fds.size(), out_.empty() ? 200 : 5) < 0 && errno != EINTR)
+      return fail("runner pool: poll: {}", std::strerror(errno));
+    const size_t n_out = out_.size();
+    for (size_t i = 0; i < n_out; ++i)
+      if (fds[1 + i].revents) on_out_message(out_[i]);
+    std::vector<int> pend;
+    pend.swap(pending_);
+    for (size_t i = 0; i < pend.size(); ++i) {
+      if (fds[1 + n_out + i].revents) on_request(pend[i]);
+      else pending_.push_back(pend[i]);
+    }
+    if (listen_ >= 0 && (fds[0].revents & POLLIN)) accept_one();
+    reap_out();
+    if (Clock::now() - last_ready_reap_ > 1s) reap_ready();
+  }
+  shutdown();
+  return {};
+}
+
+void PoolServer::accept_one() {
+  int c = accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (c < 0) return;
+  // Only the pool's own user may take its runners (the folder is 0700 too).
+  if (peer_uid(c) != static_cast<long>(getuid()) || pending_.size() >= 64) {
+    ::close(c);
+    return;
+  }
+  pending_.push_back(c);
+}
+
+void PoolServer::on_request(int conn) {
+  auto m = recv_fd_message(conn, Clock::now() + 100ms);
+  if (!m) return (void)::close(conn);
+  for (int fd : m->fds) ::close(fd);  // a request hands us nothing
+  json req = json::parse(m->bytes, nullptr, false);
+  auto reply = [&](json r) {
+    r["v"] = kPoolProtocol;
+    (void)send_fd_message(conn, r.dump());
+    ::close(conn);
+  };
+  if (!req.is_object() || req.value("v", 0) != kPoolProtocol)
+    return reply({{"ok", false}, {"why", fmt::format("this pool speaks protocol {}", kPoolProtocol)}});
+  const std::string cmd = req.value("cmd", "");
+  if (cmd == "take") return take(conn, req);
+  if (cmd == "status") return reply(status_json());
+  if (cmd == "stop") {
+    spdlog::info("runner pool: asked to stop; {} runner(s) still out", out_.size());
+    {
+      std::lock_guard l(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (listen_ >= 0) ::close(listen_), listen_ = -1;  // nothing new is taken from now on
+    end_ready();
+    return reply({{"ok", true}});
+  }
+  reply({{"ok", false}, {"why", "unknown command"}});
+}
+
+void PoolServer::take(int conn, const json& req) {
+  auto kind = PoolKind::from_json(req.contains("kind") ? req["kind"] : json());
+  auto no = [&](const std::string& why) {
+    (void)send_fd_message(conn, json{{"v", kPoolProtocol}, {"ok", false}, {"why", why}}.dump());
+    ::close(conn);
+  };
+  if (!kind) return no(kind.error().message);
+  const std::string key = kind->key();
+  const FileId bin = file_id(kind->runner);
+  std::optional<Spare> got;
+  std::deque<Spare> stale;
+  {
+    std::lock_guard l(mu_);
+    last_take_ = last_activity_ = Clock::now();
+    auto it = kinds_.find(key);
+    if (it == kinds_.end()) {
+      if (static_cast<int>(kinds_.size()) >= o_.max_kinds) {
+        auto lru = std::min_element(kinds_.begin(), kinds_.end(),
+                                    [](const auto& a, const auto& b) { return a.second.asked < b.second.asked; });
+        for (auto& s : lru->second.ready) stale.push_back(std::move(s));
+        kinds_.erase(lru);
+      }
+      it = kinds_.emplace(key, Kind{*kind, bin, {}, {}, 0}).first;
+    }
+    Kind& k = it->second;
+    k.asked = Clock::now();
+    k.failures = 0;
+    if (!(k.bin == bin)) {  // rebuilt: what is ready runs the old binary
+      for (auto& s : k.ready) stale.push_back(std::move(s));
+      k.ready.clear();
+      k.bin = bin;
+    }
+    while (!got && !k.ready.empty()) {
+      Spare s = std::move(k.ready.front());
+      k.ready.pop_front();
+      if (waitpid(s.p.child.pid, nullptr, WNOHANG) == 0) got = std::move(s);
+      else s.p.child.pid = -1, stale.push_back(std::move(s));  // died while ready (reaped just now)
+    }
+  }
+  cv_.notify_all();
+  for (auto& s : stale) end_spare(s);
+  if (!got) return no("none ready");
+  const int fds[4] = {got->p.arena_fd, got->p.req_fd, got->p.reply_fd, got->p.child.err_fd};
+  json ok = {{"v", kPoolProtocol}, {"ok", true}, {"pid", got->p.child.pid}};
+  if (!send_fd_message(conn, ok.dump(), fds)) {
+    end_spare(*got);
+    ::close(conn);
+    return;
+  }
+  got->p.close_fds();  // the taker holds them now: the runner sees EOF when the taker closes its end
+  Out x;
+  x.conn = conn;
+  x.pid = got->p.child.pid;
+  x.uuid = got->uuid;
+  out_.push_back(std::move(x));
+  ++taken_;
+}
+
+void PoolServer::on_out_message(Out& x) {
+  auto m = recv_fd_message(x.conn, Clock::now());
+  if (!m) {
+    if (m.error().code != ErrorCode::kTimeout) end_out(x);
+    return;
+  }
+  for (int fd : m->fds) ::close(fd);
+  json j = json::parse(m->bytes, nullptr, false);
+  if (j.is_object() && j.value("cmd", "") == "kill" && !x.killed) kill_group(x.pid), x.killed = true;
+}
+
+// The taker is gone (it ended, or dropped the runner): the runner goes too, once the GPU is not
+// being timed, since a context's teardown stalls the GPU for everyone on it.
+void PoolServer::end_out(Out& x) {
+  ::close(x.conn);
+  x.conn = -1;
+  std::thread([state = x.state, uuid = x.uuid] {
+    std::optional<GpuLock> lock;
+    if (!uuid.empty())
+      if (auto l = GpuLock::acquire(uuid, 30s, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
+    state->kill_now = true;
+    for (int i = 0; i < 1500 && !state->reaped; ++i) std::this_thread::sleep_for(2ms);
+  }).detach();
+}
+
+void PoolServer::reap_out() {
+  for (auto it = out_.begin(); it != out_.end();) {
+    if (it->state->kill_now && !it->killed) kill_group(it->pid), it->killed = true;
+    int status = 0;
+    pid_t r = waitpid(it->pid, &status, WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR)) {
+      ++it;
+      continue;
+    }
+    if (it->conn >= 0) {
+      (void)send_fd_message(it->conn, json{{"v", kPoolProtocol}, {"exit_status", r > 0 ? status : -1}}.dump());
+      ::close(it->conn);
+    }
+    it->state->reaped = true;
+    last_activity_ = Clock::now();
+    it = out_.erase(it);
+  }
+}
+
+void PoolServer::reap_ready() {
+  last_ready_reap_ = Clock::now();
+  std::lock_guard l(mu_);
+  for (auto& [key, k] : kinds_)
+    for (auto it = k.ready.begin(); it != k.ready.end();)
+      if (waitpid(it->p.child.pid, nullptr, WNOHANG) != 0) {
+        it->p.child.pid = -1;
+        end_spare(*it);
+        it = k.ready.erase(it);
+      } else {
+        ++it;
+      }
+}
+
+void PoolServer::end_ready() {
+  std::deque<Spare> all;
+  {
+    std::lock_guard l(mu_);
+    for (auto& [key, k] : kinds_)
+      for (auto& s : k.ready) all.push_back(std::move(s));
+    kinds_.clear();
+  }
+  for (auto& s : all) end_spare(s);
+}
+
+json PoolServer::status_json() {
+  std::lock_guard l(mu_);
+  int ready = 0;
+  for (const auto& [key, k] : kinds_) ready += static_cast<int>(k.ready.size());
+  return {{"ok", true},
+          {"pid", static_cast<long>(getpid())},
+          {"kinds", kinds_.size()},
+          {"ready", ready},
+          {"handed_out", out_.size()},
+          {"started", started_.load()},
+          {"taken", taken_.load()},
+          {"failed", failed_.load()},
+          {"spares", o_.spares},
+          {"idle_exit_s", static_cast<double>(o_.idle_exit.count())}};
+}
+
+std::optional<std::string> PoolServer::short_kind() const {
+  for (const auto& [key, k] : kinds_)
+    if (static_cast<int>(k.ready.size()) < o_.spares && k.failures < 2) return key;
+  return std::nullopt;
+}
+
+// This thread forks every runner, and a runner dies with the thread that forked it
+// (PR_SET_PDEATHSIG): it lives until the pool ends (exit_), not just until it stops taking.
+void PoolServer::refill_loop() {
+  std::unique_lock l(mu_);
+  while (!exit_) {
+    auto key = stopping_ ? std::nullopt : short_kind();
+    if (!key || Clock::now() - last_take_ < o_.refill_delay) {
+      cv_.wait_for(l, 50ms);
+      continue;
+    }
+    const PoolKind spec = kinds_.at(*key).spec;
+    const FileId bin = kinds_.at(*key).bin;
+    std::string uuid;
+    for (const auto& s : kinds_.at(*key).ready) uuid = s.uuid;
+    l.unlock();
+    auto spare = start_spare(spec, uuid);
+    l.lock();
+    auto it = kinds_.find(*key);
+    if (!spare) {
+      ++failed_;
+      spdlog::warn("runner pool: a runner for {} did not start: {}", spec.runner.string(), spare.error().message);
+      if (it != kinds_.end()) ++it->second.failures;
+      continue;
+    }
+    if (it == kinds_.end() || !(it->second.bin == bin) || stopping_) {
+      end_spare(*spare);
+      continue;
+    }
+    ++started_;
+    it->second.failures = 0;
+    it->second.ready.push_back(std::move(*spare));
+  }
+}
+
+// Starts one runner and waits for its hello, under the GPU's shared lock (known from an earlier
+// runner's hello), giving up early when the pool stops.
+Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& uuid) {
+  std::optional<GpuLock> lock;
+  for (int i = 0; !uuid.empty() && !lock && i < 150 && !stopping(); ++i)
+    if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*g));
+  RunnerOptions ro;
+  ro.runner = spec.runner;
+  ro.env_exact = spec.env;
+  ro.cwd = spec.cwd;
+  auto p = spawn_runner(ro);
+  if (!p) return p.unexpected();
+  Spare s{*p, ""};
+  auto give_up = [&](Error e) {
+    end_spare(s);
+    return Unexpected{std::move(e)};
+  };
+  if (auto w = write_message(s.p.req_fd, json(proto::HelloRequest{})); !w) return give_up(w.error());
+  const auto deadline = Clock::now() + 60s;
+  Result<json> r = fail(ErrorCode::kTimeout, "no hello within 60 s");
+  while (Clock::now() < deadline && !stopping()) {
+    r = read_message(s.p.reply_fd, std::min(deadline, Clock::now() + 200ms));
+    if (r || r.error().code != ErrorCode::kTimeout) break;
+  }
+  if (!r) return give_up(r.error());
+  if (!r->is_object() || !r->value("ok", false))
+    return give_up(Error{r->is_object() ? r->value("error", std::string("refused hello")) : "refused hello"});
+  auto h = proto::decode<proto::HelloReply>(*r, "hello reply");
+  if (!h) return give_up(h.error());
+  s.uuid = h->uuid;
+  return s;
+}
+
+void PoolServer::shutdown() {
+  {
+    std::lock_guard l(mu_);
+    stopping_ = exit_ = true;
+  }
+  cv_.notify_all();
+  if (refill_.joinable()) refill_.join();
+  end_ready();
+  for (int c : pending_) ::close(c);
+  for (Out& x : out_) {  // signalled: what is out dies with the pool anyway
+    kill_group(x.pid);
+    while (waitpid(x.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (x.conn >= 0) ::close(x.conn);
+  }
+  if (listen_ >= 0) ::close(listen_);
+}
+
+}  // namespace
+
+Status serve_runner_pool(const PoolServerOptions& o) {
+  fs::path dir = o.dir;
+  if (dir.empty()) {
+    auto d = pool_dir(true);
+    if (!d) return d.unexpected();
+    dir = *d;
+  }
+  const fs::path lock_path = dir / "pool.lock";
+  int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) return fail(ErrorCode::kIo, "cannot open {}: {}", lock_path.string(), std::strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    (void)!pread(lock, buf, sizeof buf - 1, 0);
+    ::close(lock);
+    return fail("another runner pool (pid {}) serves {}", std::string(buf).substr(0, std::string(buf).find('\n')),
+                dir.string());
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(lock, 0) != 0 || pwrite(lock, pid.data(), pid.size(), 0) < 0)
+    spdlog::warn("runner pool: cannot write its pid to {}", lock_path.string());
+  const fs::path sock = pool_socket(dir);
+  ::unlink(sock.c_str());  // a dead pool's (we hold the lock: no live pool listens there)
+  auto listen_fd = listen_seqpacket(sock);
+  if (!listen_fd) return ::close(lock), listen_fd.unexpected();
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle)", getpid(), sock.string(),
+               o.spares, o.idle_exit.count());
+  Status st = PoolServer(o, *listen_fd).run();
+  ::unlink(sock.c_str());
+  ::close(lock);
+  return st;
+}
+
+}  // namespace kevo

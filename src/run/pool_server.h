@@ -1,0 +1,31 @@
+// The runner pool, server side (`kevo runners serve`): keeps `spares` kevo-runners ready per kind
+// of runner asked for (run/runner_pool.h's PoolKind: binary, folder, environment), each started
+// under the GPU's shared lock (no context is made while anything is timed there) and hello
+// answered, and hands each out once with its pipes and arena as fds. It stays the parent of what it
+// handed out: it sends the runner's exit status on the taker's connection, kills it when asked, and
+// kills it when that connection closes (the taker ended), again under the shared lock, so its CUDA
+// teardown never lands in another evaluation's timing.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+
+#include "util/result.h"
+
+namespace kevo {
+
+struct PoolServerOptions {
+  std::filesystem::path dir;  // empty: pool_dir()
+  int spares = 4;             // ready runners per kind
+  int max_kinds = 4;          // kinds kept (the one asked for least recently goes)
+  std::chrono::seconds idle_exit{600};  // ends when nothing was taken or is out for this long
+  // Refills start this long after the last take: an evaluation that just took two runners is
+  // checking correctness, and a new context beside it slows its IPC opens.
+  std::chrono::milliseconds refill_delay{300};
+};
+
+// Serves until stopped, idle or signalled (SIGTERM, SIGINT). An error when another pool holds the
+// folder (its pid named) or the socket cannot be made.
+Status serve_runner_pool(const PoolServerOptions& o);
+
+}  // namespace kevo

@@ -1,0 +1,218 @@
+// The runner pool against fake runners (a Python script speaking the framing): runners handed out
+// once and fresh, their deaths classified as if they were the taker's own children, and the pool
+// ending what a taker leaves behind. The pool is the built `kevo runners serve` in its own process.
+#include "run/runner_pool.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <thread>
+
+#include "support/runner_pool.h"
+#include "support/temp_dir.h"
+#include "util/subprocess.h"
+
+using namespace kevo;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::filesystem::path scratch() {
+  static const std::filesystem::path p = kevo::test::temp_dir_until_exit("kevo-pool-test");
+  return p;
+}
+
+// Echoes commands, says hello, writes into the arena, and crashes or hangs when told.
+const char* kFake = R"(#!/usr/bin/env python3
+import json, mmap, os, signal, struct, sys, time
+req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+while True:
+    n = req.read(4)
+    if len(n) < 4: sys.exit(0)
+    msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    cmd = msg['cmd']
+    if cmd == 'crash': os.kill(os.getpid(), signal.SIGSEGV)
+    if cmd == 'hang': time.sleep(60)
+    if cmd == 'fill':
+        m = mmap.mmap(3, msg['arena_size'])
+        m[0:5] = b'hello'
+        m.close()
+    out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid()}
+    if cmd == 'hello': out.update({'name': 'Fake GPU', 'uuid': ''})
+    out = json.dumps(out).encode()
+    rep.write(struct.pack('<I', len(out)) + out)
+)";
+
+std::filesystem::path fake_runner() {
+  static const std::filesystem::path p = [] {
+    auto f = scratch() / "fake_pool_runner.py";
+    std::ofstream(f) << kFake;
+    std::filesystem::permissions(f, std::filesystem::perms::owner_all);
+    return f;
+  }();
+  return p;
+}
+
+RunnerOptions fake_options() {
+  RunnerOptions o;
+  o.runner = fake_runner();
+  return o;
+}
+
+bool process_gone(int pid, std::chrono::milliseconds within) {
+  for (auto end = std::chrono::steady_clock::now() + within; std::chrono::steady_clock::now() < end;) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+class RunnerPool : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+    pool_ = std::make_unique<test::PoolForTest>(2);
+    ASSERT_TRUE(pool_->ok()) << "the pool did not start: " << pool_->log();
+    // The first ask finds nothing ready and makes the pool keep this kind from then on.
+    EXPECT_FALSE(take_pooled(fake_options()));
+    ASSERT_TRUE(pool_->wait_ready(2)) << pool_->log();
+  }
+  std::unique_ptr<test::PoolForTest> pool_;
+};
+
+}  // namespace
+
+TEST_F(RunnerPool, AReadyRunnerIsHandedOutOnceAndAnswers) {
+  auto a = take_pooled(fake_options());
+  auto b = take_pooled(fake_options());
+  ASSERT_TRUE(a && b) << pool_->log();
+  EXPECT_EQ(a->second.name, "Fake GPU");
+  EXPECT_TRUE(a->first->pooled());
+  auto ra = a->first->call_json({{"cmd", "who"}}, 5s);
+  auto rb = b->first->call_json({{"cmd", "who"}}, 5s);
+  ASSERT_TRUE(ra && rb);
+  EXPECT_NE((*ra)["pid"], (*rb)["pid"]);               // two processes
+  EXPECT_EQ((*ra)["ppid"].get<long>(), pool_->child().pid);  // the pool's children, not ours
+  ASSERT_TRUE(a->first->arena().resize(4096));          // the arena is shared through the handed fd
+  ASSERT_TRUE(a->first->call_json({{"cmd", "fill"}, {"arena_size", 4096}}, 5s));
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(a->first->arena().data()), 5), "hello");
+  auto s = pool_status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->taken, 2);
+  EXPECT_EQ(s->handed_out, 2);
+}
+
+TEST_F(RunnerPool, ACrashIsReportedWithItsSignal) {
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a);
+  auto r = a->first->call_json({{"cmd", "crash"}}, 5s);
+  ASSERT_FALSE(r);
+  ASSERT_TRUE(a->first->death());
+  EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Signal) << a->first->death()->description;
+  EXPECT_EQ(a->first->death()->signal, SIGSEGV);
+}
+
+TEST_F(RunnerPool, AHangIsATimeoutAndThePoolKillsIt) {
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a);
+  auto who = a->first->call_json({{"cmd", "who"}}, 5s);
+  ASSERT_TRUE(who);
+  const int pid = (*who)["pid"];
+  auto r = a->first->call_json({{"cmd", "hang"}}, 300ms);
+  ASSERT_FALSE(r);
+  ASSERT_TRUE(a->first->death());
+  EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Timeout);
+  EXPECT_TRUE(process_gone(pid, 5s));
+}
+
+TEST_F(RunnerPool, ARunnerDiesWithTheProcessThatTookIt) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  pid_t taker = fork();
+  if (taker == 0) {  // takes a runner and ends without a word: no close, no destructor
+    auto a = take_pooled(fake_options());
+    auto who = a ? a->first->call_json({{"cmd", "who"}}, 5s) : Result<json>(fail("none"));
+    int pid = who ? (*who)["pid"].get<int>() : -1;
+    (void)!write(p[1], &pid, sizeof pid);
+    _exit(0);
+  }
+  ::close(p[1]);
+  int pid = -1;
+  ASSERT_EQ(read(p[0], &pid, sizeof pid), static_cast<ssize_t>(sizeof pid));
+  ::close(p[0]);
+  waitpid(taker, nullptr, 0);
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(process_gone(pid, 5s));
+}
+
+TEST_F(RunnerPool, ARebuiltRunnerBinaryIsNotHandedOutStale) {
+  {
+    std::ofstream(fake_runner(), std::ios::app) << "# rebuilt\n";
+  }
+  EXPECT_FALSE(take_pooled(fake_options()));  // what was ready runs the old file
+  ASSERT_TRUE(pool_->wait_ready(2)) << pool_->log();
+  EXPECT_TRUE(take_pooled(fake_options()));
+}
+
+TEST_F(RunnerPool, AnotherEnvironmentIsAnotherKind) {
+  RunnerOptions o = fake_options();
+  o.env["CUDA_VISIBLE_DEVICES"] = "1";
+  EXPECT_FALSE(take_pooled(o));
+  ASSERT_TRUE(pool_->wait_ready(4)) << pool_->log();
+  EXPECT_TRUE(take_pooled(o));
+}
+
+TEST_F(RunnerPool, OffMeansNoPoolIsAsked) {
+  ::setenv("KEVO_RUNNER_POOL", "off", 1);
+  EXPECT_FALSE(take_pooled(fake_options()));
+  ::setenv("KEVO_RUNNER_POOL", "use", 1);
+  auto s = pool_status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->taken, 0);
+}
+
+TEST_F(RunnerPool, StopWaitsForTheRunnersOut) {
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(stop_pool());
+  EXPECT_FALSE(take_pooled(fake_options()));  // nothing new is handed out
+  EXPECT_FALSE(wait_for_exit(pool_->child(), 300ms)) << "the pool ended under a runner still out";
+  EXPECT_TRUE(a->first->call_json({{"cmd", "who"}}, 5s));  // the runner out still works
+  a.reset();
+  auto st = wait_for_exit(pool_->child(), 10s);
+  ASSERT_TRUE(st) << "the pool did not end once its runner was back";
+  pool_->child().pid = -1;
+}
+
+TEST(RunnerPoolDir, AFolderOpenToOthersIsRefused) {
+  test::TempDir d("kevo-pool-dir");
+  ::setenv("KEVO_RUNNER_POOL_DIR", (d.path / "p").c_str(), 1);
+  auto ok = pool_dir(true);
+  ASSERT_TRUE(ok) << ok.error().message;
+  chmod((d.path / "p").c_str(), 0755);
+  auto open = pool_dir(false);
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().message.find("open to other users"), std::string::npos) << open.error().message;
+  std::filesystem::remove(d.path / "p");
+  std::filesystem::create_directory_symlink(d.path, d.path / "p");
+  auto link = pool_dir(false);
+  ASSERT_FALSE(link);
+  EXPECT_NE(link.error().message.find("not a folder"), std::string::npos) << link.error().message;
+  ::unsetenv("KEVO_RUNNER_POOL_DIR");
+}
+
+TEST(RunnerPoolDir, NoPoolMeansNoRunnerAndNoFolderMade) {
+  test::TempDir d("kevo-pool-dir");
+  ::setenv("KEVO_RUNNER_POOL_DIR", (d.path / "none").c_str(), 1);
+  ::setenv("KEVO_RUNNER_POOL", "use", 1);
+  EXPECT_FALSE(take_pooled(fake_options()));
+  EXPECT_FALSE(std::filesystem::exists(d.path / "none"));
+  auto s = pool_status();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::kNotFound);
+  ::setenv("KEVO_RUNNER_POOL", "off", 1);
+  ::unsetenv("KEVO_RUNNER_POOL_DIR");
+}

@@ -12,6 +12,7 @@ B=$(realpath "${1:-build}")
 N=${2:-5}
 K="$B/bin/kevo"
 export PATH=/usr/local/cuda/bin:$PATH KEVO_RUNNER=$B/bin/kevo-runner
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # a carried build (scripts/pack-for-gpu.sh)
 export KEVO_RUNNER_POOL_DIR=$(mktemp -d)/pool
 ARGS="--visible-only --seeds 3 --time-budget 1 --no-torch-time --json"
 now() { date +%s.%N; }
@@ -19,7 +20,11 @@ line() {  # label wall json
   python3 - "$@" <<'PY'
 import json, sys
 label, wall, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-j = json.load(open(path))
+try:
+    j = json.load(open(path))
+except ValueError:
+    print(f"EVAL {label} FAILED: " + open("/tmp/pool-lat.err").read()[-400:])
+    sys.exit(0)
 w = j.get("work_seconds", {})
 t = j.get("timing") or {}
 print(f"EVAL {label} wall {wall:.3f} verdict {j['seconds']:.3f} {j['outcome']} | "
@@ -59,7 +64,7 @@ python3 - /tmp/pool-lat-$$.txt <<'PY'
 import re, statistics as st, sys
 rows = {}
 for l in open(sys.argv[1]):
-    m = re.match(r"EVAL (\S+) wall (\S+) verdict (\S+) .*runner_wait (\S+)", l)
+    m = re.match(r"EVAL (\S+) wall (\S+) verdict (\S+) .*runner_wait ([0-9.]+)", l)
     if m:
         rows.setdefault(m[1], []).append((float(m[2]), float(m[3]), float(m[4])))
 for label, r in rows.items():

@@ -30,9 +30,12 @@ int print_status() {
     return 1;
   }
   if (!s) return runners_fail(s.error().message);
-  std::printf("runner pool %ld: %d ready (%d per kind, %d kind(s)), %d out; %ld started, %ld taken, %ld failed; "
-              "ends after %.0f s idle\n",
-              s->pid, s->ready, s->spares, s->kinds, s->handed_out, s->started, s->taken, s->failed, s->idle_exit_s);
+  std::printf(
+      "runner pool %ld: %d ready (%d per kind, %d kind(s)), %d out; %ld started, %ld taken, %ld "
+      "failed; "
+      "ends after %.0f s idle\n",
+      s->pid, s->ready, s->spares, s->kinds, s->handed_out, s->started, s->taken, s->failed,
+      s->idle_exit_s);
   return 0;
 }
 
@@ -41,14 +44,18 @@ int print_status() {
 void register_runners(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "runners",
-      "The runner pool: kevo-runners started ahead (CUDA context made) for `kevo eval`, each handed to\n"
+      "The runner pool: kevo-runners started ahead (CUDA context made) for `kevo eval`, each "
+      "handed to\n"
       "one evaluation, fresh. `kevo eval` starts it after an evaluation that reached a GPU\n"
-      "(KEVO_RUNNER_POOL=off: never; =use: use one, start none). It ends after --idle-exit seconds\n"
+      "(KEVO_RUNNER_POOL=off: never; =use: use one, start none). It ends after --idle-exit "
+      "seconds\n"
       "with nothing taken.");
   cmd->require_subcommand(1);
   auto a = std::make_shared<RunnersArgs>();
-  auto* start = cmd->add_subcommand("start", "Start the pool in the background (no-op if one runs)");
-  start->add_option("--spares", a->spares, "Ready runners per kind (GPU, environment)")->check(CLI::Range(1, 16));
+  auto* start =
+      cmd->add_subcommand("start", "Start the pool in the background (no-op if one runs)");
+  start->add_option("--spares", a->spares, "Ready runners per kind (GPU, environment)")
+      ->check(CLI::Range(1, 16));
   start->add_option("--idle-exit", a->idle_exit_s, "End after this many seconds with nothing taken")
       ->check(CLI::Range(1, 7 * 24 * 3600));
   start->callback([a, &exit_code] {
@@ -59,22 +66,24 @@ void register_runners(CLI::App& app, int& exit_code) {
     }
     std::printf("runner pool %ld running\n", *pid);
   });
-  cmd->add_subcommand("status", "Say whether a pool runs, and what it holds")->callback([&exit_code] {
-    exit_code = print_status();
-  });
-  cmd->add_subcommand("stop", "Stop the pool (after the runners it handed out have ended)")->callback([&exit_code] {
-    auto s = stop_pool();
-    if (!s && s.error().code == ErrorCode::kNotFound) {
-      std::printf("no runner pool is running\n");
-      return;
-    }
-    if (!s) exit_code = runners_fail(s.error().message);
-  });
+  cmd->add_subcommand("status", "Say whether a pool runs, and what it holds")
+      ->callback([&exit_code] { exit_code = print_status(); });
+  cmd->add_subcommand("stop", "Stop the pool (after the runners it handed out have ended)")
+      ->callback([&exit_code] {
+        auto s = stop_pool();
+        if (!s && s.error().code == ErrorCode::kNotFound) {
+          std::printf("no runner pool is running\n");
+          return;
+        }
+        if (!s) exit_code = runners_fail(s.error().message);
+      });
   auto* serve = cmd->add_subcommand("serve", "Run the pool in the foreground (what `start` runs)");
   serve->add_option("--spares", a->spares, "Ready runners per kind")->check(CLI::Range(1, 16));
   serve->add_option("--idle-exit", a->idle_exit_s, "End after this many seconds with nothing taken")
       ->check(CLI::Range(1, 7 * 24 * 3600));
-  serve->add_option("--refill-delay-ms", a->refill_delay_ms, "Wait this long after a take before refilling")
+  serve
+      ->add_option("--refill-delay-ms", a->refill_delay_ms,
+                   "Wait this long after a take before refilling")
       ->check(CLI::Range(0, 60000));
   serve->callback([a, &exit_code] {
     PoolServerOptions o;

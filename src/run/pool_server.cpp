@@ -29,7 +29,9 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 std::atomic<bool> g_signalled{false};
-void on_signal(int) { g_signalled = true; }
+void on_signal(int) {
+  g_signalled = true;
+}
 
 // Which file a runner path names now: a rebuilt kevo-runner makes the ready ones stale.
 struct FileId {
@@ -116,8 +118,8 @@ class PoolServer {
   std::condition_variable cv_;
   std::map<std::string, Kind> kinds_;
   Clock::time_point last_take_ = Clock::now() - std::chrono::hours(1);
-  bool stopping_ = false;  // asked to stop: nothing more is started or handed out
-  bool exit_ = false;      // ending: the refill thread may go
+  bool stopping_ = false;     // asked to stop: nothing more is started or handed out
+  bool exit_ = false;         // ending: the refill thread may go
   std::vector<int> pending_;  // connections whose request has not come yet
   std::vector<Out> out_;
   Clock::time_point last_activity_ = Clock::now(), last_ready_reap_ = Clock::now();
@@ -146,8 +148,10 @@ Status PoolServer::run() {
     std::vector<int> pend;
     pend.swap(pending_);
     for (size_t i = 0; i < pend.size(); ++i) {
-      if (fds[1 + n_out + i].revents) on_request(pend[i]);
-      else pending_.push_back(pend[i]);
+      if (fds[1 + n_out + i].revents)
+        on_request(pend[i]);
+      else
+        pending_.push_back(pend[i]);
     }
     if (listen_ >= 0 && (fds[0].revents & POLLIN)) accept_one();
     reap_out();
@@ -179,7 +183,8 @@ void PoolServer::on_request(int conn) {
     ::close(conn);
   };
   if (!req.is_object() || req.value("v", 0) != kPoolProtocol)
-    return reply({{"ok", false}, {"why", fmt::format("this pool speaks protocol {}", kPoolProtocol)}});
+    return reply(
+        {{"ok", false}, {"why", fmt::format("this pool speaks protocol {}", kPoolProtocol)}});
   const std::string cmd = req.value("cmd", "");
   if (cmd == "take") return take(conn, req);
   if (cmd == "status") return reply(status_json());
@@ -214,8 +219,9 @@ void PoolServer::take(int conn, const json& req) {
     auto it = kinds_.find(key);
     if (it == kinds_.end()) {
       if (static_cast<int>(kinds_.size()) >= o_.max_kinds) {
-        auto lru = std::min_element(kinds_.begin(), kinds_.end(),
-                                    [](const auto& a, const auto& b) { return a.second.asked < b.second.asked; });
+        auto lru = std::min_element(kinds_.begin(), kinds_.end(), [](const auto& a, const auto& b) {
+          return a.second.asked < b.second.asked;
+        });
         for (auto& s : lru->second.ready) stale.push_back(std::move(s));
         kinds_.erase(lru);
       }
@@ -232,8 +238,10 @@ void PoolServer::take(int conn, const json& req) {
     while (!got && !k.ready.empty()) {
       Spare s = std::move(k.ready.front());
       k.ready.pop_front();
-      if (waitpid(s.p.child.pid, nullptr, WNOHANG) == 0) got = std::move(s);
-      else s.p.child.pid = -1, stale.push_back(std::move(s));  // died while ready (reaped just now)
+      if (waitpid(s.p.child.pid, nullptr, WNOHANG) == 0)
+        got = std::move(s);
+      else
+        s.p.child.pid = -1, stale.push_back(std::move(s));  // died while ready (reaped just now)
     }
   }
   cv_.notify_all();
@@ -246,7 +254,8 @@ void PoolServer::take(int conn, const json& req) {
     ::close(conn);
     return;
   }
-  got->p.close_fds();  // the taker holds them now: the runner sees EOF when the taker closes its end
+  got->p
+      .close_fds();  // the taker holds them now: the runner sees EOF when the taker closes its end
   Out x;
   x.conn = conn;
   x.pid = got->p.child.pid;
@@ -263,7 +272,8 @@ void PoolServer::on_out_message(Out& x) {
   }
   for (int fd : m->fds) ::close(fd);
   json j = json::parse(m->bytes, nullptr, false);
-  if (j.is_object() && j.value("cmd", "") == "kill" && !x.killed) kill_group(x.pid), x.killed = true;
+  if (j.is_object() && j.value("cmd", "") == "kill" && !x.killed)
+    kill_group(x.pid), x.killed = true;
 }
 
 // The taker is gone (it ended, or dropped the runner): the runner goes too, once the GPU is not
@@ -274,7 +284,8 @@ void PoolServer::end_out(Out& x) {
   std::thread([state = x.state, uuid = x.uuid] {
     std::optional<GpuLock> lock;
     if (!uuid.empty())
-      if (auto l = GpuLock::acquire(uuid, 30s, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
+      if (auto l = GpuLock::acquire(uuid, 30s, {}, GpuLock::Mode::Shared))
+        lock.emplace(std::move(*l));
     state->kill_now = true;
     for (int i = 0; i < 1500 && !state->reaped; ++i) std::this_thread::sleep_for(2ms);
   }).detach();
@@ -290,7 +301,8 @@ void PoolServer::reap_out() {
       continue;
     }
     if (it->conn >= 0) {
-      (void)send_fd_message(it->conn, json{{"v", kPoolProtocol}, {"exit_status", r > 0 ? status : -1}}.dump());
+      (void)send_fd_message(
+          it->conn, json{{"v", kPoolProtocol}, {"exit_status", r > 0 ? status : -1}}.dump());
       ::close(it->conn);
     }
     it->state->reaped = true;
@@ -366,7 +378,8 @@ void PoolServer::refill_loop() {
     auto it = kinds_.find(*key);
     if (!spare) {
       ++failed_;
-      spdlog::warn("runner pool: a runner for {} did not start: {}", spec.runner.string(), spare.error().message);
+      spdlog::warn("runner pool: a runner for {} did not start: {}", spec.runner.string(),
+                   spare.error().message);
       if (it != kinds_.end()) ++it->second.failures;
       continue;
     }
@@ -385,7 +398,8 @@ void PoolServer::refill_loop() {
 Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& uuid) {
   std::optional<GpuLock> lock;
   for (int i = 0; !uuid.empty() && !lock && i < 150 && !stopping(); ++i)
-    if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*g));
+    if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared))
+      lock.emplace(std::move(*g));
   RunnerOptions ro;
   ro.runner = spec.runner;
   ro.env_exact = spec.env;
@@ -397,7 +411,8 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
     end_spare(s);
     return Unexpected{std::move(e)};
   };
-  if (auto w = write_message(s.p.req_fd, json(proto::HelloRequest{})); !w) return give_up(w.error());
+  if (auto w = write_message(s.p.req_fd, json(proto::HelloRequest{})); !w)
+    return give_up(w.error());
   const auto deadline = Clock::now() + 60s;
   Result<json> r = fail(ErrorCode::kTimeout, "no hello within 60 s");
   while (Clock::now() < deadline && !stopping()) {
@@ -406,7 +421,8 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
   }
   if (!r) return give_up(r.error());
   if (!r->is_object() || !r->value("ok", false))
-    return give_up(Error{r->is_object() ? r->value("error", std::string("refused hello")) : "refused hello"});
+    return give_up(
+        Error{r->is_object() ? r->value("error", std::string("refused hello")) : "refused hello"});
   auto h = proto::decode<proto::HelloReply>(*r, "hello reply");
   if (!h) return give_up(h.error());
   s.uuid = h->uuid;
@@ -442,13 +458,14 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   }
   const fs::path lock_path = dir / "pool.lock";
   int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0) return fail(ErrorCode::kIo, "cannot open {}: {}", lock_path.string(), std::strerror(errno));
+  if (lock < 0)
+    return fail(ErrorCode::kIo, "cannot open {}: {}", lock_path.string(), std::strerror(errno));
   if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
     (void)!pread(lock, buf, sizeof buf - 1, 0);
     ::close(lock);
-    return fail("another runner pool (pid {}) serves {}", std::string(buf).substr(0, std::string(buf).find('\n')),
-                dir.string());
+    return fail("another runner pool (pid {}) serves {}",
+                std::string(buf).substr(0, std::string(buf).find('\n')), dir.string());
   }
   const std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(lock, 0) != 0 || pwrite(lock, pid.data(), pid.size(), 0) < 0)
@@ -462,8 +479,8 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle)", getpid(), sock.string(),
-               o.spares, o.idle_exit.count());
+  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle)", getpid(),
+               sock.string(), o.spares, o.idle_exit.count());
   Status st = PoolServer(o, *listen_fd).run();
   ::unlink(sock.c_str());
   ::close(lock);

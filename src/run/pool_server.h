@@ -15,9 +15,9 @@
 namespace kevo {
 
 struct PoolServerOptions {
-  std::filesystem::path dir;  // empty: pool_dir()
-  int spares = 4;             // ready runners per kind
-  int max_kinds = 4;          // kinds kept (the one asked for least recently goes)
+  std::filesystem::path dir;            // empty: pool_dir()
+  int spares = 4;                       // ready runners per kind
+  int max_kinds = 4;                    // kinds kept (the one asked for least recently goes)
   std::chrono::seconds idle_exit{600};  // ends when nothing was taken or is out for this long
   // Refills start this long after the last take: an evaluation that just took two runners is
   // checking correctness, and a new context beside it slows its IPC opens.

@@ -25,7 +25,8 @@ PoolMode pool_mode() {
   if (s == "off" || s == "0" || s == "no") return PoolMode::kOff;
   if (s == "use") return PoolMode::kUse;
   if (!s.empty() && s != "auto") {
-    static const bool warned = (spdlog::warn("KEVO_RUNNER_POOL={} is not off, use or auto; using auto", s), true);
+    static const bool warned =
+        (spdlog::warn("KEVO_RUNNER_POOL={} is not off, use or auto; using auto", s), true);
     (void)warned;
   }
   return PoolMode::kAuto;
@@ -33,31 +34,41 @@ PoolMode pool_mode() {
 
 Result<fs::path> pool_dir(bool create) {
   fs::path d;
-  if (const char* e = std::getenv("KEVO_RUNNER_POOL_DIR"); e && *e) d = e;
-  else if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x && fs::is_directory(x)) d = fs::path(x) / "kevo";
-  else d = fmt::format("/tmp/kevo-runners-{}", getuid());
-  if (!create && !fs::exists(d)) return fail(ErrorCode::kNotFound, "no runner pool folder {}", d.string());
+  if (const char* e = std::getenv("KEVO_RUNNER_POOL_DIR"); e && *e)
+    d = e;
+  else if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x && fs::is_directory(x))
+    d = fs::path(x) / "kevo";
+  else
+    d = fmt::format("/tmp/kevo-runners-{}", getuid());
+  if (!create && !fs::exists(d))
+    return fail(ErrorCode::kNotFound, "no runner pool folder {}", d.string());
   if (create && mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
-    return fail(ErrorCode::kIo, "cannot make the runner pool's folder {}: {}", d.string(), std::strerror(errno));
+    return fail(ErrorCode::kIo, "cannot make the runner pool's folder {}: {}", d.string(),
+                std::strerror(errno));
   struct stat st {};
   if (lstat(d.c_str(), &st) != 0)
     return fail(ErrorCode::kIo, "runner pool folder {}: {}", d.string(), std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) return fail("runner pool folder {} is not a folder (a link?): not used", d.string());
+  if (!S_ISDIR(st.st_mode))
+    return fail("runner pool folder {} is not a folder (a link?): not used", d.string());
   if (st.st_uid != getuid())
-    return fail("runner pool folder {} belongs to user {}, not to you: not used", d.string(), st.st_uid);
+    return fail("runner pool folder {} belongs to user {}, not to you: not used", d.string(),
+                st.st_uid);
   if ((st.st_mode & 077) != 0)
-    return fail("runner pool folder {} is open to other users (mode {:o}): not used", d.string(), st.st_mode & 0777);
+    return fail("runner pool folder {} is open to other users (mode {:o}): not used", d.string(),
+                st.st_mode & 0777);
   return d;
 }
 
-fs::path pool_socket(const fs::path& dir) { return dir / "pool.sock"; }
+fs::path pool_socket(const fs::path& dir) {
+  return dir / "pool.sock";
+}
 
 std::string PoolKind::key() const {
   std::vector<std::string> e;
   for (const auto& kv : env) {
     const std::string name = kv.substr(0, kv.find('='));
-    const bool volatile_name = name == "_" || name == "PWD" || name == "OLDPWD" || name == "SHLVL" ||
-                               name.rfind("GTEST_", 0) == 0;
+    const bool volatile_name = name == "_" || name == "PWD" || name == "OLDPWD" ||
+                               name == "SHLVL" || name.rfind("GTEST_", 0) == 0;
     if (!volatile_name) e.push_back(kv);
   }
   std::sort(e.begin(), e.end());
@@ -66,7 +77,9 @@ std::string PoolKind::key() const {
   return k;
 }
 
-json PoolKind::to_json() const { return {{"runner", runner.string()}, {"cwd", cwd.string()}, {"env", env}}; }
+json PoolKind::to_json() const {
+  return {{"runner", runner.string()}, {"cwd", cwd.string()}, {"env", env}};
+}
 
 Result<PoolKind> PoolKind::from_json(const json& j) {
   if (!j.is_object() || !j.contains("runner") || !j["runner"].is_string() || !j.contains("cwd") ||
@@ -120,7 +133,8 @@ Result<Exchange> ask_pool(const json& request, bool keep_conn) {
     ::close(*s);
     return Unexpected{std::move(e)};
   };
-  if (peer_uid(*s) != static_cast<long>(getuid())) return drop(Error{"the runner pool's socket is another user's"});
+  if (peer_uid(*s) != static_cast<long>(getuid()))
+    return drop(Error{"the runner pool's socket is another user's"});
   json req = request;
   req["v"] = kPoolProtocol;
   if (auto w = send_fd_message(*s, req.dump()); !w) return drop(w.error());
@@ -131,17 +145,22 @@ Result<Exchange> ask_pool(const json& request, bool keep_conn) {
   x.reply = json::parse(m->bytes, nullptr, false);
   if (!x.reply.is_object() || x.reply.value("v", 0) != kPoolProtocol) {
     for (int fd : x.fds) ::close(fd);
-    return drop(Error{fmt::format("the runner pool speaks another protocol (kevo's is {}): stop it with "
-                                  "`kevo runners stop`", kPoolProtocol)});
+    return drop(
+        Error{fmt::format("the runner pool speaks another protocol (kevo's is {}): stop it with "
+                          "`kevo runners stop`",
+                          kPoolProtocol)});
   }
-  if (keep_conn) x.conn = *s;
-  else ::close(*s);
+  if (keep_conn)
+    x.conn = *s;
+  else
+    ::close(*s);
   return x;
 }
 
 }  // namespace
 
-std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_pooled(const RunnerOptions& o) {
+std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_pooled(
+    const RunnerOptions& o) {
   if (pool_mode() == PoolMode::kOff || !o.launcher.empty()) return std::nullopt;
   auto kind = pool_kind_of(o);
   if (!kind) return std::nullopt;
@@ -200,10 +219,16 @@ Result<long> start_pool(const PoolStartOptions& o) {
   if (!dir) return dir.unexpected();
   std::error_code ec;
   fs::path exe = o.kevo.empty() ? fs::read_symlink("/proc/self/exe", ec) : o.kevo;
-  if (exe.empty()) return fail(ErrorCode::kNotFound, "cannot find the kevo executable to start the runner pool");
+  if (exe.empty())
+    return fail(ErrorCode::kNotFound, "cannot find the kevo executable to start the runner pool");
   const std::string log = (*dir / "pool.log").string();
-  std::vector<std::string> args = {exe.string(), "runners", "serve", "--spares", std::to_string(o.spares),
-                                   "--idle-exit", std::to_string(o.idle_exit_s)};
+  std::vector<std::string> args = {exe.string(),
+                                   "runners",
+                                   "serve",
+                                   "--spares",
+                                   std::to_string(o.spares),
+                                   "--idle-exit",
+                                   std::to_string(o.idle_exit_s)};
   // The pool holds no credentials: it gets the environment a runner would.
   std::vector<std::string> env = child_environment({}, runner_secret_prefixes());
   std::vector<char*> argv, envp;

@@ -49,7 +49,8 @@ Result<PoolKind> pool_kind_of(const RunnerOptions& o);
 // A runner the pool started for exactly these options, alive and answering a hello now, or
 // nullopt (no pool, none ready, pooling off, launcher set); asking also has the pool keep such
 // runners ready from now on. Never an error: without it, the caller starts its own.
-std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_pooled(const RunnerOptions& o);
+std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_pooled(
+    const RunnerOptions& o);
 
 struct PoolStatus {
   long pid = 0;

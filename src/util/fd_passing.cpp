@@ -20,7 +20,8 @@ Result<sockaddr_un> address_of(const std::filesystem::path& path) {
   a.sun_family = AF_UNIX;
   const std::string p = path.string();
   if (p.size() >= sizeof a.sun_path)
-    return fail("socket path {} is longer than {} bytes (set a shorter folder)", p, sizeof a.sun_path - 1);
+    return fail("socket path {} is longer than {} bytes (set a shorter folder)", p,
+                sizeof a.sun_path - 1);
   std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
   return a;
 }
@@ -48,14 +49,16 @@ Status send_fd_message(int sock, const std::string& bytes, std::span<const int> 
     ssize_t n = sendmsg(sock, &m, MSG_NOSIGNAL);
     if (n == static_cast<ssize_t>(bytes.size())) return {};
     if (n < 0 && errno == EINTR) continue;
-    return fail(n < 0 && (errno == EPIPE || errno == ECONNRESET) ? ErrorCode::kClosed : ErrorCode::kIo,
-                "sending on the socket: {}", n < 0 ? std::strerror(errno) : "short write");
+    return fail(
+        n < 0 && (errno == EPIPE || errno == ECONNRESET) ? ErrorCode::kClosed : ErrorCode::kIo,
+        "sending on the socket: {}", n < 0 ? std::strerror(errno) : "short write");
   }
 }
 
 Result<FdMessage> recv_fd_message(int sock, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     pollfd p{sock, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
     if (r < 0 && errno == EINTR) continue;
@@ -75,7 +78,8 @@ Result<FdMessage> recv_fd_message(int sock, std::chrono::steady_clock::time_poin
   ssize_t n;
   do n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
-  if (n < 0 && errno == ECONNRESET) return fail(ErrorCode::kClosed, "the peer reset the connection");
+  if (n < 0 && errno == ECONNRESET)
+    return fail(ErrorCode::kClosed, "the peer reset the connection");
   if (n < 0) return fail(ErrorCode::kIo, "recvmsg: {}", std::strerror(errno));
   for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
@@ -93,33 +97,33 @@ Result<FdMessage> recv_fd_message(int sock, std::chrono::steady_clock::time_poin
   return out;
 }
 
-Result<int> connect_seqpacket(const std::filesystem::path& path) {
+namespace {
+// A SOCK_SEQPACKET socket at `path`, connected (`serve` false) or bound and listening.
+Result<int> seqpacket_at(const std::filesystem::path& path, bool serve) {
   auto a = address_of(path);
   if (!a) return a.unexpected();
   int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (s < 0) return fail(ErrorCode::kIo, "socket: {}", std::strerror(errno));
-  if (connect(s, reinterpret_cast<const sockaddr*>(&*a), sizeof *a) != 0) {
-    int e = errno;
-    ::close(s);
-    return fail(e == ENOENT || e == ECONNREFUSED ? ErrorCode::kNotFound : ErrorCode::kIo, "connect {}: {}",
-                path.string(), std::strerror(e));
-  }
-  return s;
+  const auto* addr = reinterpret_cast<const sockaddr*>(&*a);
+  // No umask games for the listener (process-wide, racy with threads): its folder is 0700.
+  const bool ok =
+      serve ? bind(s, addr, sizeof *a) == 0 && chmod(path.c_str(), 0600) == 0 && listen(s, 64) == 0
+            : connect(s, addr, sizeof *a) == 0;
+  if (ok) return s;
+  const int e = errno;
+  ::close(s);
+  const bool absent = !serve && (e == ENOENT || e == ECONNREFUSED);
+  return fail(absent ? ErrorCode::kNotFound : ErrorCode::kIo, "{} {}: {}",
+              serve ? "listen on" : "connect", path.string(), std::strerror(e));
+}
+}  // namespace
+
+Result<int> connect_seqpacket(const std::filesystem::path& path) {
+  return seqpacket_at(path, false);
 }
 
 Result<int> listen_seqpacket(const std::filesystem::path& path) {
-  auto a = address_of(path);
-  if (!a) return a.unexpected();
-  int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (s < 0) return fail(ErrorCode::kIo, "socket: {}", std::strerror(errno));
-  // No umask games (process-wide, racy with threads): the folder is the owner's alone (0700).
-  if (bind(s, reinterpret_cast<const sockaddr*>(&*a), sizeof *a) != 0 ||
-      chmod(path.c_str(), 0600) != 0 || listen(s, 64) != 0) {
-    int e = errno;
-    ::close(s);
-    return fail(ErrorCode::kIo, "listen on {}: {}", path.string(), std::strerror(e));
-  }
-  return s;
+  return seqpacket_at(path, true);
 }
 
 long peer_uid(int sock) {

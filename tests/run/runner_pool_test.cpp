@@ -63,7 +63,8 @@ RunnerOptions fake_options() {
 }
 
 bool process_gone(int pid, std::chrono::milliseconds within) {
-  for (auto end = std::chrono::steady_clock::now() + within; std::chrono::steady_clock::now() < end;) {
+  for (auto end = std::chrono::steady_clock::now() + within;
+       std::chrono::steady_clock::now() < end;) {
     if (kill(pid, 0) != 0 && errno == ESRCH) return true;
     std::this_thread::sleep_for(5ms);
   }
@@ -94,9 +95,9 @@ TEST_F(RunnerPool, AReadyRunnerIsHandedOutOnceAndAnswers) {
   auto ra = a->first->call_json({{"cmd", "who"}}, 5s);
   auto rb = b->first->call_json({{"cmd", "who"}}, 5s);
   ASSERT_TRUE(ra && rb);
-  EXPECT_NE((*ra)["pid"], (*rb)["pid"]);               // two processes
+  EXPECT_NE((*ra)["pid"], (*rb)["pid"]);                     // two processes
   EXPECT_EQ((*ra)["ppid"].get<long>(), pool_->child().pid);  // the pool's children, not ours
-  ASSERT_TRUE(a->first->arena().resize(4096));          // the arena is shared through the handed fd
+  ASSERT_TRUE(a->first->arena().resize(4096));  // the arena is shared through the handed fd
   ASSERT_TRUE(a->first->call_json({{"cmd", "fill"}, {"arena_size", 4096}}, 5s));
   EXPECT_EQ(std::string(reinterpret_cast<char*>(a->first->arena().data()), 5), "hello");
   auto s = pool_status();
@@ -149,9 +150,7 @@ TEST_F(RunnerPool, ARunnerDiesWithTheProcessThatTookIt) {
 }
 
 TEST_F(RunnerPool, ARebuiltRunnerBinaryIsNotHandedOutStale) {
-  {
-    std::ofstream(fake_runner(), std::ios::app) << "# rebuilt\n";
-  }
+  { std::ofstream(fake_runner(), std::ios::app) << "# rebuilt\n"; }
   EXPECT_FALSE(take_pooled(fake_options()));  // what was ready runs the old file
   ASSERT_TRUE(pool_->wait_ready(2)) << pool_->log();
   EXPECT_TRUE(take_pooled(fake_options()));
@@ -187,6 +186,22 @@ TEST_F(RunnerPool, StopWaitsForTheRunnersOut) {
   pool_->child().pid = -1;
 }
 
+// A runner dies with its pool (it is the pool's child): the taker reads that as lost, which the
+// checker makes an infra_error, never the candidate's crash.
+TEST_F(RunnerPool, ARunnerLostWithItsPoolIsNotACrash) {
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a);
+  kill(pool_->child().pid, SIGKILL);
+  auto r = a->first->call_json({{"cmd", "who"}}, 5s);
+  for (int i = 0; i < 50 && r; ++i) {  // the runner may answer once more before it is gone
+    std::this_thread::sleep_for(20ms);
+    r = a->first->call_json({{"cmd", "who"}}, 5s);
+  }
+  ASSERT_FALSE(r);
+  ASSERT_TRUE(a->first->death());
+  EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Lost) << a->first->death()->description;
+}
+
 TEST(RunnerPoolDir, AFolderOpenToOthersIsRefused) {
   test::TempDir d("kevo-pool-dir");
   ::setenv("KEVO_RUNNER_POOL_DIR", (d.path / "p").c_str(), 1);
@@ -195,7 +210,8 @@ TEST(RunnerPoolDir, AFolderOpenToOthersIsRefused) {
   chmod((d.path / "p").c_str(), 0755);
   auto open = pool_dir(false);
   ASSERT_FALSE(open);
-  EXPECT_NE(open.error().message.find("open to other users"), std::string::npos) << open.error().message;
+  EXPECT_NE(open.error().message.find("open to other users"), std::string::npos)
+      << open.error().message;
   std::filesystem::remove(d.path / "p");
   std::filesystem::create_directory_symlink(d.path, d.path / "p");
   auto link = pool_dir(false);

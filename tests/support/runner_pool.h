@@ -26,8 +26,13 @@ class PoolForTest {
     ::setenv("KEVO_RUNNER_POOL", "use", 1);
     SpawnOptions so;
     // Its log goes to a file (a pipe nobody reads would fill and stall it): log() reads it.
-    so.argv = {"/bin/sh", "-c", "exec \"$0\" runners serve --spares \"$1\" --idle-exit 120 --refill-delay-ms 0 >>\"$2\" 2>&1",
-               std::string(KEVO_BINARY_DIR) + "/bin/kevo", std::to_string(spares), (dir_.path / "serve.log").string()};
+    so.argv = {"/bin/sh",
+               "-c",
+               "exec \"$0\" runners serve --spares \"$1\" --idle-exit 120 --refill-delay-ms 0 "
+               ">>\"$2\" 2>&1",
+               std::string(KEVO_BINARY_DIR) + "/bin/kevo",
+               std::to_string(spares),
+               (dir_.path / "serve.log").string()};
     so.null_stdio = true;
     so.die_with_parent = true;
     if (auto c = spawn_process(so)) child_ = *c;
@@ -36,7 +41,8 @@ class PoolForTest {
   }
   ~PoolForTest() {
     (void)stop_pool();
-    if (child_.pid > 0 && wait_for_exit(child_, std::chrono::seconds(10))) child_.pid = -1;  // reaped
+    if (child_.pid > 0 && wait_for_exit(child_, std::chrono::seconds(10)))
+      child_.pid = -1;      // reaped
     kill_and_reap(child_);  // a pool that did not stop; closes the pipes either way
     ::setenv("KEVO_RUNNER_POOL", "off", 1);
     ::unsetenv("KEVO_RUNNER_POOL_DIR");

@@ -43,6 +43,12 @@ const std::map<std::string, std::vector<std::string>>& examples() {
                         "kevo export-torch tasks/layernorm fwd.cu ln-train --backward tasks/layernorm_backward "
                         "--backward-kernel bwd.cu",
                         "kevo export-torch tasks/layernorm - ln-train --backward tasks/layernorm_backward"}},
+      {"runners", {"kevo runners start            # ready runners for the next kevo evals",
+                   "kevo runners status", "kevo runners stop"}},
+      {"runners start", {"kevo runners start", "kevo runners start --spares 2 --idle-exit 3600"}},
+      {"runners status", {"kevo runners status          # exit 1 when none runs"}},
+      {"runners stop", {"kevo runners stop            # after the runners it handed out have ended"}},
+      {"runners serve", {"kevo runners serve --idle-exit 86400   # in the foreground (a service manager's unit)"}},
       {"task", {"kevo task list --suite quick", "kevo task lint softmax gelu"}},
       {"task list", {"kevo task list", "kevo task list --suite quick --json"}},
       {"task lint", {"kevo task lint softmax gelu", "kevo task lint --suite full -q"}},

@@ -88,6 +88,8 @@ Result<RunnerProcess> spawn_runner(const RunnerOptions& opts) {
 }
 
 std::unique_ptr<RunnerClient> RunnerClient::adopt(RunnerProcess p, int pool_conn) {
+  // As in spawn_runner: a handed-over runner may be dead before our first write to it.
+  signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<RunnerClient> c(new RunnerClient());
   c->arena_ = Arena::adopt(p.arena_fd);
   c->child_ = p.child;

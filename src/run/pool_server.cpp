@@ -20,6 +20,7 @@
 
 #include "run/runner_pool.h"
 #include "util/fd_passing.h"
+#include "util/json_fields.h"
 #include "util/gpu_lock.h"
 
 namespace kevo {
@@ -182,10 +183,12 @@ void PoolServer::on_request(int conn) {
     (void)send_fd_message(conn, r.dump());
     ::close(conn);
   };
-  if (!req.is_object() || req.value("v", 0) != kPoolProtocol)
+  // Whatever arrives is read by type (a wrong one is a refusal, never an exception here).
+  JsonFields f(req, "runner pool request");
+  if (f.get<int>("v", 0) != kPoolProtocol)
     return reply(
         {{"ok", false}, {"why", fmt::format("this pool speaks protocol {}", kPoolProtocol)}});
-  const std::string cmd = req.value("cmd", "");
+  const std::string cmd = f.get<std::string>("cmd", "");
   if (cmd == "take") return take(conn, req);
   if (cmd == "status") return reply(status_json());
   if (cmd == "stop") {
@@ -272,7 +275,7 @@ void PoolServer::on_out_message(Out& x) {
   }
   for (int fd : m->fds) ::close(fd);
   json j = json::parse(m->bytes, nullptr, false);
-  if (j.is_object() && j.value("cmd", "") == "kill" && !x.killed)
+  if (JsonFields(j, "runner pool message").get<std::string>("cmd", "") == "kill" && !x.killed)
     kill_group(x.pid), x.killed = true;
 }
 
@@ -420,9 +423,9 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
     if (r || r.error().code != ErrorCode::kTimeout) break;
   }
   if (!r) return give_up(r.error());
-  if (!r->is_object() || !r->value("ok", false))
-    return give_up(
-        Error{r->is_object() ? r->value("error", std::string("refused hello")) : "refused hello"});
+  JsonFields hello(*r, "hello reply");
+  if (!hello.get<bool>("ok", false))
+    return give_up(Error{hello.get<std::string>("error", "refused hello")});
   auto h = proto::decode<proto::HelloReply>(*r, "hello reply");
   if (!h) return give_up(h.error());
   s.uuid = h->uuid;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "util/fd_passing.h"
+#include "util/json_fields.h"
 
 namespace kevo {
 namespace fs = std::filesystem;
@@ -143,7 +144,7 @@ Result<Exchange> ask_pool(const json& request, bool keep_conn) {
   Exchange x;
   x.fds = std::move(m->fds);
   x.reply = json::parse(m->bytes, nullptr, false);
-  if (!x.reply.is_object() || x.reply.value("v", 0) != kPoolProtocol) {
+  if (!x.reply.is_object() || JsonFields(x.reply, "runner pool reply").get<int>("v", 0) != kPoolProtocol) {
     for (int fd : x.fds) ::close(fd);
     return drop(
         Error{fmt::format("the runner pool speaks another protocol (kevo's is {}): stop it with "
@@ -169,8 +170,9 @@ std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_
     if (x.error().code != ErrorCode::kNotFound) spdlog::debug("runner pool: {}", x.error().message);
     return std::nullopt;
   }
-  const long pid = x->reply.value("pid", 0L);
-  if (!x->reply.value("ok", false) || x->fds.size() != 4 || pid <= 0) {
+  JsonFields r(x->reply, "runner pool reply");
+  const long pid = r.get<long>("pid", 0L);
+  if (!r.get<bool>("ok", false) || !r.ok() || x->fds.size() != 4 || pid <= 0) {
     for (int fd : x->fds) ::close(fd);
     ::close(x->conn);
     return std::nullopt;
@@ -192,17 +194,18 @@ Result<PoolStatus> pool_status() {
   auto x = ask_pool({{"cmd", "status"}}, false);
   if (!x) return x.unexpected();
   for (int fd : x->fds) ::close(fd);
-  const json& r = x->reply;
+  JsonFields r(x->reply, "runner pool status");
   PoolStatus s;
-  s.pid = r.value("pid", 0L);
-  s.kinds = r.value("kinds", 0);
-  s.ready = r.value("ready", 0);
-  s.handed_out = r.value("handed_out", 0);
-  s.started = r.value("started", 0L);
-  s.taken = r.value("taken", 0L);
-  s.failed = r.value("failed", 0L);
-  s.idle_exit_s = r.value("idle_exit_s", 0.0);
-  s.spares = r.value("spares", 0);
+  s.pid = r.get<long>("pid", 0L);
+  s.kinds = r.get<int>("kinds", 0);
+  s.ready = r.get<int>("ready", 0);
+  s.handed_out = r.get<int>("handed_out", 0);
+  s.started = r.get<long>("started", 0L);
+  s.taken = r.get<long>("taken", 0L);
+  s.failed = r.get<long>("failed", 0L);
+  s.idle_exit_s = r.get<double>("idle_exit_s", 0.0);
+  s.spares = r.get<int>("spares", 0);
+  if (auto st = r.status(); !st) return st.unexpected();
   return s;
 }
 

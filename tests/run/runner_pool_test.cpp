@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/runner_pool.h"
+#include "util/fd_passing.h"
 #include "support/temp_dir.h"
 #include "util/subprocess.h"
 
@@ -191,6 +192,7 @@ TEST_F(RunnerPool, StopWaitsForTheRunnersOut) {
 TEST_F(RunnerPool, ARunnerLostWithItsPoolIsNotACrash) {
   auto a = take_pooled(fake_options());
   ASSERT_TRUE(a);
+  ASSERT_GT(pool_->child().pid, 0);  // never kill(-1 or 0)
   kill(pool_->child().pid, SIGKILL);
   auto r = a->first->call_json({{"cmd", "who"}}, 5s);
   for (int i = 0; i < 50 && r; ++i) {  // the runner may answer once more before it is gone
@@ -198,6 +200,51 @@ TEST_F(RunnerPool, ARunnerLostWithItsPoolIsNotACrash) {
     r = a->first->call_json({{"cmd", "who"}}, 5s);
   }
   ASSERT_FALSE(r);
+  ASSERT_TRUE(a->first->death());
+  EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Lost) << a->first->death()->description;
+}
+
+// Whatever a client sends (not JSON, wrong types, half a kind) is refused with a reply; the pool
+// keeps serving.
+TEST_F(RunnerPool, MalformedRequestsAreRefusedAndThePoolServesOn) {
+  auto dir = pool_dir(false);
+  ASSERT_TRUE(dir);
+  for (const char* bad : {"not json", "[1,2]", R"({"v":"1","cmd":"take"})", R"({"v":1,"cmd":7})",
+                          R"({"v":1,"cmd":"take","kind":{"runner":5}})",
+                          R"({"v":1,"cmd":"take","kind":{"runner":"rel","cwd":"/","env":[]}})",
+                          R"({"v":1,"cmd":"take","kind":{"runner":"/x","cwd":"/","env":["NOEQUALS"]}})"}) {
+    auto s = connect_seqpacket(pool_socket(*dir));
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(send_fd_message(*s, bad));
+    auto m = recv_fd_message(*s, std::chrono::steady_clock::now() + 5s);
+    ::close(*s);
+    ASSERT_TRUE(m) << bad << ": " << m.error().message;
+    json r = json::parse(m->bytes, nullptr, false);
+    EXPECT_EQ(r.value("ok", true), false) << bad << " -> " << m->bytes;
+    EXPECT_TRUE(m->fds.empty()) << bad;
+  }
+  auto st = pool_status();
+  ASSERT_TRUE(st) << pool_->log();
+  EXPECT_EQ(st->taken, 0);
+  EXPECT_TRUE(take_pooled(fake_options()));
+}
+
+// SIGTERM or Ctrl-C (SIGINT) ends the pool: its ready runners die with it and its socket goes.
+TEST_F(RunnerPool, ASignalEndsThePoolAndItsRunners) {
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a);
+  auto who = a->first->call_json({{"cmd", "who"}}, 5s);
+  ASSERT_TRUE(who);
+  const int pid = (*who)["pid"];
+  auto dir = pool_dir(false);
+  ASSERT_TRUE(dir);
+  ASSERT_GT(pool_->child().pid, 0);
+  kill(pool_->child().pid, SIGINT);
+  ASSERT_TRUE(wait_for_exit(pool_->child(), 10s)) << pool_->log();
+  pool_->child().pid = -1;
+  EXPECT_TRUE(process_gone(pid, 5s));
+  EXPECT_FALSE(std::filesystem::exists(pool_socket(*dir)));
+  EXPECT_FALSE(a->first->call_json({{"cmd", "who"}}, 5s));
   ASSERT_TRUE(a->first->death());
   EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Lost) << a->first->death()->description;
 }

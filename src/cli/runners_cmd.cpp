@@ -39,25 +39,27 @@ int print_status() {
   return 0;
 }
 
+// --spares and --idle-exit, the same for `start` and for `serve` (what `start` runs).
+void add_pool_options(CLI::App* c, RunnersArgs& a) {
+  c->add_option("--spares", a.spares, "Ready runners per kind (binary, folder, environment)")
+      ->check(CLI::Range(1, 16));
+  c->add_option("--idle-exit", a.idle_exit_s, "End after this many seconds with nothing taken")
+      ->check(CLI::Range(1, 7 * 24 * 3600));
+}
+
 }  // namespace
 
 void register_runners(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "runners",
-      "The runner pool: kevo-runners started ahead (CUDA context made) for `kevo eval`, each "
-      "handed to\n"
-      "one evaluation, fresh. `kevo eval` starts it after an evaluation that reached a GPU\n"
-      "(KEVO_RUNNER_POOL=off: never; =use: use one, start none). It ends after --idle-exit "
-      "seconds\n"
-      "with nothing taken.");
+      "The runner pool: kevo-runners started ahead (CUDA context made) for `kevo eval`,\n"
+      "each handed to one evaluation, fresh. `kevo eval` starts it after an evaluation that\n"
+      "reached a GPU (KEVO_RUNNER_POOL=off: never; =use: use one, start none). It ends\n"
+      "after --idle-exit seconds with nothing taken.");
   cmd->require_subcommand(1);
   auto a = std::make_shared<RunnersArgs>();
-  auto* start =
-      cmd->add_subcommand("start", "Start the pool in the background (no-op if one runs)");
-  start->add_option("--spares", a->spares, "Ready runners per kind (GPU, environment)")
-      ->check(CLI::Range(1, 16));
-  start->add_option("--idle-exit", a->idle_exit_s, "End after this many seconds with nothing taken")
-      ->check(CLI::Range(1, 7 * 24 * 3600));
+  auto* start = cmd->add_subcommand("start", "Start the pool in the background (no-op if one runs)");
+  add_pool_options(start, *a);
   start->callback([a, &exit_code] {
     auto pid = start_pool({{}, a->spares, a->idle_exit_s});
     if (!pid) {
@@ -78,12 +80,8 @@ void register_runners(CLI::App& app, int& exit_code) {
         if (!s) exit_code = runners_fail(s.error().message);
       });
   auto* serve = cmd->add_subcommand("serve", "Run the pool in the foreground (what `start` runs)");
-  serve->add_option("--spares", a->spares, "Ready runners per kind")->check(CLI::Range(1, 16));
-  serve->add_option("--idle-exit", a->idle_exit_s, "End after this many seconds with nothing taken")
-      ->check(CLI::Range(1, 7 * 24 * 3600));
-  serve
-      ->add_option("--refill-delay-ms", a->refill_delay_ms,
-                   "Wait this long after a take before refilling")
+  add_pool_options(serve, *a);
+  serve->add_option("--refill-delay-ms", a->refill_delay_ms, "Wait this long after a take before refilling")
       ->check(CLI::Range(0, 60000));
   serve->callback([a, &exit_code] {
     PoolServerOptions o;

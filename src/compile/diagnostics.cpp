@@ -140,6 +140,9 @@ std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
   static const std::regex ld_fn_re(R"(^(?:/\S*/)?ld(?:\.\w+)?: (.*): in function `([^']+)':$)");
   static const std::regex ld_re(R"(^(?:/\S*/)?ld(?:\.\w+)?: (.*)$)");
   static const std::regex undef_re(R"(^(.*?): ?(undefined reference to .*)$)");
+  // gold's form of the same ("obj:src:function f: error: undefined reference to 'x'"), written as
+  // ld.bfd writes it, so a candidate's diagnostics do not depend on the linker.
+  static const std::regex gold_undef_re(R"(^.*:function ([^:]+): error: undefined reference to '(.*)'$)");
   static const std::regex nvcc_re(R"(^nvcc (fatal|error)\s*: (.*)$)");
   auto sev_of = [](const std::string& s) {
     if (s == "warning") return Sev::Warning;
@@ -164,6 +167,8 @@ std::optional<std::pair<Sev, std::string>> parse_header(const std::string& l,
     pending_ld_function = m[2];
     return std::nullopt;
   }
+  if (std::regex_match(l, m, gold_undef_re))
+    return std::pair{Sev::Error, fmt::format("link error: undefined reference to `{}' (in {})", m[2].str(), m[1].str())};
   if (std::regex_search(l, m, undef_re)) {
     std::string where = pending_ld_function.empty() ? "" : fmt::format(" (in {})", pending_ld_function);
     return std::pair{Sev::Error, fmt::format("link error: {}{}", m[2].str(), where)};

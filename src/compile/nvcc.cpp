@@ -92,7 +92,9 @@ std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& 
   if (d && d->timed_out)
     return cleanup(), std::move(*d);  // the budget is spent: a timeout either way
   if (!d || !d->ok()) return cleanup(), std::nullopt;
-  auto script = parallel_nvcc_script(d->err + d->out);
+  // gold where the machine has it (binutils ships it on Debian 12 and Ubuntu 24.04).
+  static const bool gold = find_program("ld.gold").has_value();
+  auto script = parallel_nvcc_script(d->err + d->out, {gold ? "gold" : ""});
   if (!script) return cleanup(), std::nullopt;
   // A fresh id per compile, as nvcc's own: two modules of one source in one process stay distinct.
   uint64_t salt = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();

@@ -70,6 +70,51 @@ bool has_word(std::string_view line, std::string_view w) {
   return false;
 }
 
+// Removes the first ` <word>` (a whole, space-separated word) from `line`; false if absent.
+bool erase_word(std::string& line, std::string_view w) {
+  for (size_t p = line.find(w); p != std::string::npos; p = line.find(w, p + 1)) {
+    bool start = p > 0 && line[p - 1] == ' ';
+    bool end = p + w.size() == line.size() || line[p + w.size()] == ' ';
+    if (start && end) {
+      line.erase(p - 1, w.size() + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The steps after the front ends: the host compile, nvcc's device link (nvlink, fatbinary -link,
+// rm, the link stub's compile) and the final link. Without relocatable device code (no cicc
+// --device-c) the device link registers nothing: it is dropped, with its object and libcudadevrt
+// from the final link. A list of another shape is kept as nvcc gave it.
+std::vector<Command> link_steps(std::vector<Command> tail, bool relocatable, const NvccScriptOptions& o) {
+  const size_t n = tail.size();
+  if (n < 2 || tail[n - 1].tool != Tool::HostCxx || !has_word(tail[n - 1].line, "-shared")) return tail;
+  size_t nl = 0;
+  while (nl < n && tail[nl].tool != Tool::Nvlink) ++nl;
+  bool dlink_shape = !relocatable && nl + 2 < n && tail[n - 2].tool == Tool::HostCxx &&
+                     tail[n - 2].line.find("link.stub") != std::string::npos;
+  for (size_t i = nl + 1; dlink_shape && i + 2 < n; ++i)
+    dlink_shape = tail[i].tool == Tool::Fatbinary || tail[i].tool == Tool::Rm;
+  if (dlink_shape) {
+    const std::string& sl = tail[n - 2].line;
+    const size_t at = sl.rfind(" -o \"");
+    const std::string stub_obj = at == std::string::npos ? "" : quoted_after(sl.substr(at), " -o");
+    Command link = tail[n - 1];
+    if (!stub_obj.empty() && erase_word(link.line, "\"" + stub_obj + "\"")) {
+      erase_word(link.line, "-lcudadevrt");
+      tail.resize(nl);
+      tail.push_back(link);
+    }
+  }
+  if (!o.fuse_ld.empty()) {
+    std::string& l = tail.back().line;
+    size_t sp = l.find(' ');
+    if (sp != std::string::npos) l.insert(sp, " -fuse-ld=" + o.fuse_ld);
+  }
+  return tail;
+}
+
 }  // namespace
 
 std::string nvcc_module_id(std::string_view file_name, uint64_t salt) {
@@ -80,7 +125,7 @@ std::string nvcc_module_id(std::string_view file_name, uint64_t salt) {
                      static_cast<uint32_t>(salt));
 }
 
-Result<NvccScript> parallel_nvcc_script(std::string_view dryrun) {
+Result<NvccScript> parallel_nvcc_script(std::string_view dryrun, const NvccScriptOptions& o) {
   NvccScript out;
   std::vector<std::string> env;
   std::vector<Command> cmds;
@@ -171,7 +216,8 @@ Result<NvccScript> parallel_nvcc_script(std::string_view dryrun) {
   s += "wait $hp; hrc=$?\nwait $dp; drc=$?\n";
   s += "cat \"$TMPDIR/kevo_nvcc_host.log\" >&2\n[ $hrc -eq 0 ] || exit $hrc\n";
   s += "cat \"$TMPDIR/kevo_nvcc_device.log\" >&2\n[ $drc -eq 0 ] || exit $drc\n";
-  for (size_t i = fe + 5; i < cmds.size(); ++i) serial(cmds[i]);
+  const bool relocatable = has_word(cmds[cc].line, "--device-c");
+  for (const auto& c : link_steps({cmds.begin() + static_cast<long>(fe) + 5, cmds.end()}, relocatable, o)) serial(c);
   return out;
 }
 

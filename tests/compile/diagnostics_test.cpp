@@ -111,6 +111,17 @@ TEST(Diagnostics, LinkErrorNamesTheSymbolAndFunction) {
   EXPECT_THAT(d, Not(HasSubstr("collect2")));
 }
 
+TEST(Diagnostics, GoldsLinkErrorReadsAsBfds) {
+  // nvcc's steps link with gold where it is installed (compile/nvcc_pipeline.h).
+  const std::string gold =
+      "/tmp/k/nvcc-steps/tmpxft_000074c8_00000000-11_kevo_src.o:tmpxft_000074c8_00000000-6_kevo_src.cudafe1.cpp:"
+      "function kevo_forward: error: undefined reference to 'cublasSgemm_v2'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  EXPECT_EQ(trim_diagnostics(gold, "candidate.cu"), trim_diagnostics(kLinkError, "candidate.cu"));
+  EXPECT_EQ(trim_diagnostics(gold, "candidate.cu"),
+            "link error: undefined reference to `cublasSgemm_v2' (in kevo_forward)\n");
+}
+
 TEST(Diagnostics, PtxasErrorsKeepTheMessageDropTheTempPath) {
   std::string d = trim_diagnostics(kPtxasError, "candidate.cu");
   EXPECT_THAT(d, HasSubstr("ptxas error: Unknown modifier '.instr'"));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <sstream>
 
 #include "compile/nvcc.h"
 #include "test_support.h"
@@ -99,8 +100,35 @@ TEST(NvccSteps, RunsTheTwoFrontEndsInParallelAndTheRestInOrder) {
   EXPECT_THAT(s, HasSubstr("[ $hrc -eq 0 ] || exit $hrc"));
   // Every later step stops the script on failure; a failed rm does not.
   EXPECT_THAT(s, HasSubstr("-o \"kernel.so\" || exit $?\n"));
+  EXPECT_THAT(s, HasSubstr("rm /t/x-3_kevo_src.fatbin 2>/dev/null\n"));
+  // No relocatable device code: nvcc's device link registers nothing and is left out, with its
+  // object and libcudadevrt; the final link takes the host object and libcudart only.
+  EXPECT_THAT(s, Not(HasSubstr("nvlink")));
+  EXPECT_THAT(s, Not(HasSubstr("link.stub")));
+  EXPECT_THAT(s, Not(HasSubstr("dlink")));
+  EXPECT_THAT(s, HasSubstr("-Wl,--start-group \"/t/x-11_kevo_src.o\" -shared -Xlinker --no-undefined  -lcudart  "
+                           "-Wl,--end-group -o \"kernel.so\" || exit $?\n"));
+  EXPECT_THAT(s, HasSubstr("\ng++ -D__CUDA_ARCH_LIST__=900"));  // the linker g++ chooses
+}
+
+TEST(NvccSteps, TheFinalLinkUsesTheLinkerAskedFor) {
+  auto r = parallel_nvcc_script(kDryrun, {"gold"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_THAT(r->script, HasSubstr("\ng++ -fuse-ld=gold -D__CUDA_ARCH_LIST__=900 -fPIC"));
+  // Only the final link: the host compile keeps its own command.
+  EXPECT_THAT(r->script, Not(HasSubstr("gcc -fuse-ld")));
+}
+
+TEST(NvccSteps, RelocatableDeviceCodeKeepsNvccsDeviceLink) {
+  const std::string rdc =
+      replace_all(kDryrun, "--c++17 --static-host-stub -arch", "--c++17 --static-host-stub --device-c -arch");
+  auto r = parallel_nvcc_script(rdc);
+  ASSERT_TRUE(r) << r.error().message;
+  const std::string& s = r->script;
   EXPECT_THAT(s, HasSubstr("rm /t/x-8_kernel_dlink.fatbin 2>/dev/null\n"));
-  EXPECT_LT(s.find("nvlink"), s.find("-o \"kernel.so\""));
+  EXPECT_LT(s.find("nvlink"), s.find("link.stub"));
+  EXPECT_LT(s.find("link.stub"), s.find("-o \"kernel.so\""));
+  EXPECT_THAT(s, HasSubstr("\"/t/x-13_kernel_dlink.o\" \"/t/x-11_kevo_src.o\" -shared -Xlinker --no-undefined -lcudadevrt"));
 }
 
 TEST(NvccSteps, UnfamiliarStepListsAreRefusedWithTheReason) {
@@ -193,11 +221,19 @@ TEST(NvccSteps, SameResultAsNvccForAGoodCandidate) {
   EXPECT_EQ(b.steps.kernels[0].registers, b.plain.kernels[0].registers);
   EXPECT_EQ(b.steps.kernels[0].shared_bytes, 512);
   EXPECT_EQ(b.steps.diagnostics, b.plain.diagnostics);
-  // The same symbols, exported and internal, and no intermediates left in the cache entry.
+  // The same functions, exported and internal, and the same undefined references; no intermediates
+  // left in the cache entry. Only the linker's own symbols may differ (gold adds _end and the like,
+  // and nm shows bfd's undefined ones with their versions), and nvcc's device link adds an empty
+  // fatbin (fatbinData) that the steps leave out.
   auto syms = [](const fs::path& so) {
     auto r = run_process({.argv = {"nm", "-C", so.string()}});
-    std::string s = r ? r->out : "";
-    return std::regex_replace(s, std::regex("[0-9a-f]{16} "), "");  // addresses
+    std::string kept, line;
+    std::istringstream in(r ? r->out : "");
+    std::regex sym(R"(^(?:[0-9a-f]{16})?\s+([TtU]) ([^@]+)(@.*)?$)");
+    std::smatch m;
+    while (std::getline(in, line))
+      if (std::regex_match(line, m, sym)) kept += m[1].str() + " " + m[2].str() + "\n";
+    return kept;
   };
   std::string ps = syms(b.plain.so_path), ss = syms(b.steps.so_path);
   EXPECT_THAT(ss, HasSubstr("T kevo_forward"));

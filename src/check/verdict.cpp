@@ -104,7 +104,7 @@ nlohmann::json Verdict::to_json() const {
     };
     t["outside_clock"] = {{"candidate", outside_json(timing->outside)}, {"around_ms", timing->around_ms},
                           {"batch_calls", timing->batch_calls}, {"small_calls", timing->small_calls},
-                          {"rounds", timing->rounds},
+                          {"rounds", timing->rounds}, {"retried_rounds", timing->retried_rounds},
                           {"batches", {{"columns", {"calls", "wall_ms", "events_ms"}},
                                        {"candidate", walls_json(timing->walls_candidate)},
                                        {"baseline", walls_json(timing->walls_baseline)},
@@ -169,9 +169,10 @@ std::string Verdict::to_text() const {
                        t.speedup.lo, t.speedup.hi);
     if (t.outside.verdict != OutsideVerdict::Unmeasured)
       s += fmt::format("            checked   events {:.4f} ms vs the checker's clock {:.4f} ms +-{:.4f} per call "
-                       "(allowed {:.4f} below; batches of {}/{} calls, {} each)\n",
+                       "(allowed {:.4f} below; batches of {}/{} calls, {} rounds{})\n",
                        t.outside.events_ms, t.outside.outside_ms, t.outside.ci_ms, t.outside.allowed_ms,
-                       t.small_calls > 0 ? t.small_calls : t.batch_calls, 2 * t.batch_calls, t.rounds);
+                       t.small_calls > 0 ? t.small_calls : t.batch_calls, 2 * t.batch_calls, t.rounds,
+                       t.retried_rounds > 0 ? fmt::format(", {} more dropped for a stall", t.retried_rounds) : "");
     s += pytorch_text(t);
     if (t.floor.floor_ms > 0)
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",

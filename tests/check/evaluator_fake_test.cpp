@@ -1,6 +1,7 @@
 // The checker's decisions, tested without a GPU: kevo::evaluate runs as usual (real nvcc, real
 // processes, the real protocol) but against fake_runner.py, a CPU stand-in for kevo-runner whose
 // behaviour per candidate is set by a marker string compiled into the candidate library.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 namespace fs = std::filesystem;
 using namespace kevo;
+using ::testing::HasSubstr;
 
 // Every scratch file of this test binary lives in one folder removed at exit (support/temp_dir.h).
 static std::filesystem::path scratch() {
@@ -210,6 +212,28 @@ TEST_F(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
   if (too_noisy(forged)) return;
   EXPECT_EQ(forged.reason, Reason::kTimingForged) << forged.to_text();
   EXPECT_TRUE(retimed(forged)) << forged.to_text();
+}
+
+// A batch that stalls (40 ms over its size's median) is not fitted: its round is timed again, and
+// the session still ends at its minimum rounds with the stall in none of the figures.
+TEST_F(FakeRunnerTiming, AStalledRoundIsTimedAgain) {
+  Verdict v = evaluate(task_, fake_candidate(base_, "stall_once", 1, 5));
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  ASSERT_TRUE(v.timing);
+  EXPECT_GE(v.timing->retried_rounds, 1) << v.to_json()["timing"].dump();
+  EXPECT_EQ(v.to_json()["timing"]["outside_clock"]["retried_rounds"], v.timing->retried_rounds);
+  EXPECT_THAT(v.to_text(), HasSubstr("dropped for a stall")) << v.to_json()["timing"].dump();
+  // Every batch left in the fit is within the stall margin of its size's median.
+  for (const auto* walls : {&v.timing->walls_candidate, &v.timing->walls_baseline, &v.timing->walls_around}) {
+    std::map<int, std::vector<double>> by_size;
+    for (const auto& w : *walls) by_size[w.calls].push_back(w.wall_ms);
+    for (auto& [calls, x] : by_size) {
+      std::sort(x.begin(), x.end());
+      EXPECT_LT(x.back() - x[x.size() / 2], 30.0) << "a " << calls << "-call batch kept its stall\n" << v.to_text();
+    }
+  }
+  EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);
 }
 
 // A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the

@@ -116,6 +116,8 @@ std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& 
   if (!r->ok() && !r->timed_out &&
       (r->signaled || trim_diagnostics(r->out + r->err, shown_name).empty()))
     return std::nullopt;
+  // The link with gold failed: plain nvcc's own link decides (compile/nvcc_pipeline.h).
+  if (!r->ok() && !r->timed_out && !r->signaled && gold && r->exit_code == kLinkerFailedExit) return std::nullopt;
   return std::move(*r);
 }
 

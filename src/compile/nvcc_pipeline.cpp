@@ -14,6 +14,7 @@ enum class Tool { HostCxx, Cudafe, Cicc, Ptxas, Fatbinary, Nvlink, Rm };
 struct Command {
   std::string line;
   Tool tool;
+  int fail_exit = 0;  // the script's exit status when this step fails; 0: the step's own
 };
 
 // The program of a command line: its first word, unquoted, without its directory.
@@ -111,6 +112,7 @@ std::vector<Command> link_steps(std::vector<Command> tail, bool relocatable, con
     std::string& l = tail.back().line;
     size_t sp = l.find(' ');
     if (sp != std::string::npos) l.insert(sp, " -fuse-ld=" + o.fuse_ld);
+    tail.back().fail_exit = kLinkerFailedExit;
   }
   return tail;
 }
@@ -203,6 +205,8 @@ Result<NvccScript> parallel_nvcc_script(std::string_view dryrun, const NvccScrip
     // nvcc ignores a failed rm of an intermediate; so does this.
     if (c.tool == Tool::Rm)
       s += c.line + " 2>/dev/null\n";
+    else if (c.fail_exit)
+      s += fmt::format("{} || exit {}\n", c.line, c.fail_exit);
     else
       s += c.line + " || exit $?\n";
   };

@@ -29,6 +29,11 @@ struct NvccScriptOptions {
   std::string fuse_ld;  // g++'s -fuse-ld= for the final link ("gold"); empty: g++'s default
 };
 
+// The script's exit status when the final link fails with NvccScriptOptions::fuse_ld: the caller
+// runs plain nvcc then, so a linker nvcc does not use never decides a verdict (an undefined
+// symbol is reported by nvcc's own link, at the cost of a second compile).
+inline constexpr int kLinkerFailedExit = 97;
+
 // `dryrun` is the stderr of `nvcc ARGS --dryrun`. Fails, naming what did not match, when the list
 // is not the single-architecture whole-program shape this knows (the caller then runs plain nvcc).
 Result<NvccScript> parallel_nvcc_script(std::string_view dryrun, const NvccScriptOptions& o = {});

@@ -1,5 +1,6 @@
 #include "compile/nvcc_pipeline.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -115,6 +116,8 @@ TEST(NvccSteps, TheFinalLinkUsesTheLinkerAskedFor) {
   auto r = parallel_nvcc_script(kDryrun, {"gold"});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_THAT(r->script, HasSubstr("\ng++ -fuse-ld=gold -D__CUDA_ARCH_LIST__=900 -fPIC"));
+  // Its failure has its own exit status: the caller then lets plain nvcc link.
+  EXPECT_THAT(r->script, HasSubstr(fmt::format("-o \"kernel.so\" || exit {}\n", kLinkerFailedExit)));
   // Only the final link: the host compile keeps its own command.
   EXPECT_THAT(r->script, Not(HasSubstr("gcc -fuse-ld")));
 }
@@ -244,6 +247,28 @@ TEST(NvccSteps, SameResultAsNvccForAGoodCandidate) {
     EXPECT_THAT(e.path().filename().string(), Not(HasSubstr("nvcc-steps")));
 }
 
+// gold failing on its own account (an ld.gold of its own making here, first in PATH) is not the
+// candidate's compile error: plain nvcc, which links with ld.bfd, decides.
+TEST(NvccSteps, AGoldThatFailsLeavesTheLinkToPlainNvcc) {
+  KEVO_REQUIRE_NVCC(nvcc);
+  if (!find_program("ld.gold")) GTEST_SKIP() << "no ld.gold here: the steps link with g++'s default linker";
+  TempDir t;
+  fs::path bin = t.path / "bin";
+  fs::create_directories(bin);
+  write_text(bin / "ld.gold", "#!/bin/sh\necho 'ld.gold: fatal error: simulated failure' >&2\nexit 1\n");
+  fs::permissions(bin / "ld.gold", fs::perms::owner_all);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
+  CompileOptions o;
+  o.nvcc = nvcc;
+  o.cache_dir = t.path / "cache";
+  auto r = compile_cuda_shared(kGood, "candidate.cu", o);
+  setenv("PATH", old_path.c_str(), 1);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok) << r->log;
+  EXPECT_EQ(r->driver, "nvcc") << "a gold failure must not decide: " << r->log;
+}
+
 TEST(NvccSteps, SameDiagnosticsAsNvccForEveryKindOfFailure) {
   KEVO_REQUIRE_NVCC(nvcc);
   TempDir t;
@@ -275,7 +300,9 @@ TEST(NvccSteps, SameDiagnosticsAsNvccForEveryKindOfFailure) {
     Both b = compile_both(nvcc, t, c.src);
     EXPECT_FALSE(b.plain.ok);
     EXPECT_FALSE(b.steps.ok);
-    EXPECT_EQ(b.steps.driver, "nvcc-steps");
+    // A link that fails with gold is left to plain nvcc (compile/nvcc_pipeline.h).
+    const bool gold_link = find_program("ld.gold") && std::string(c.what).rfind("link", 0) == 0;
+    EXPECT_EQ(b.steps.driver, gold_link ? "nvcc" : "nvcc-steps");
     EXPECT_FALSE(b.steps.diagnostics.empty());
     EXPECT_EQ(b.steps.diagnostics, b.plain.diagnostics) << "plain log:\n"
                                                         << b.plain.log << "\nsteps log:\n"

@@ -30,7 +30,9 @@ t = j.get("timing") or {}
 print(f"EVAL {label} wall {wall:.3f} verdict {j['seconds']:.3f} {j['outcome']} | "
       + ", ".join(f"{k} {v:.3f}" for k, v in j.get("phases", {}).items()) + " | "
       + ", ".join(f"{k} {v:.3f}" for k, v in sorted(w.items()))
-      + f" | median_ms {t.get('candidate', {}).get('median_ms', 0):.4f}")
+      + f" | median_ms {t.get('candidate', {}).get('median_ms', 0):.4f}"
+      + f" | rounds {t.get('outside_clock', {}).get('rounds', 0)}"
+      + f" retried {t.get('outside_clock', {}).get('retried_rounds', 0)}")
 PY
 }
 run_part() {  # label

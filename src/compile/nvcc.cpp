@@ -113,11 +113,12 @@ std::optional<RunResult> run_nvcc_steps(const RunOptions& nvcc, const fs::path& 
   if (!r) return std::nullopt;
   r->wall_seconds += d->wall_seconds;
   r->err = script->driver_output + r->err;
+  // Plain nvcc decides a failure it would not give itself: a signal, one with nothing to show, or
+  // the link with gold (compile/nvcc_pipeline.h).
   if (!r->ok() && !r->timed_out &&
-      (r->signaled || trim_diagnostics(r->out + r->err, shown_name).empty()))
+      (r->signaled || (gold && r->exit_code == kLinkerFailedExit) ||
+       trim_diagnostics(r->out + r->err, shown_name).empty()))
     return std::nullopt;
-  // The link with gold failed: plain nvcc's own link decides (compile/nvcc_pipeline.h).
-  if (!r->ok() && !r->timed_out && !r->signaled && gold && r->exit_code == kLinkerFailedExit) return std::nullopt;
   return std::move(*r);
 }
 

@@ -62,26 +62,24 @@ std::string quoted_after(std::string_view line, std::string_view flag) {
   return std::string(line.substr(p + 1, e - p - 1));
 }
 
-bool has_word(std::string_view line, std::string_view w) {
+// Where `w` stands as a whole, space-separated word in `line`; npos if it does not.
+size_t find_word(std::string_view line, std::string_view w) {
   for (size_t p = line.find(w); p != std::string_view::npos; p = line.find(w, p + 1)) {
     bool start = p == 0 || line[p - 1] == ' ';
     bool end = p + w.size() == line.size() || line[p + w.size()] == ' ';
-    if (start && end) return true;
+    if (start && end) return p;
   }
-  return false;
+  return std::string_view::npos;
 }
 
-// Removes the first ` <word>` (a whole, space-separated word) from `line`; false if absent.
+bool has_word(std::string_view line, std::string_view w) { return find_word(line, w) != std::string_view::npos; }
+
+// Removes the first ` <word>` (a whole word after a space) from `line`; false if absent.
 bool erase_word(std::string& line, std::string_view w) {
-  for (size_t p = line.find(w); p != std::string::npos; p = line.find(w, p + 1)) {
-    bool start = p > 0 && line[p - 1] == ' ';
-    bool end = p + w.size() == line.size() || line[p + w.size()] == ' ';
-    if (start && end) {
-      line.erase(p - 1, w.size() + 1);
-      return true;
-    }
-  }
-  return false;
+  const size_t p = find_word(line, w);
+  if (p == std::string::npos || p == 0) return false;
+  line.erase(p - 1, w.size() + 1);
+  return true;
 }
 
 // The steps after the front ends: the host compile, nvcc's device link (nvlink, fatbinary -link,

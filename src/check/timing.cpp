@@ -488,6 +488,8 @@ void run_timing(const TimingSetup& s, Verdict& v) {
   } else {
     const OutsideCheck& oc = one.timing->outside;
     run_timing_session(s, v, Batching::Doubling, next);
+    // A stall dropped in the first session is still the run's: the report counts every retry.
+    if (v.timing) v.timing->retried_rounds += one.timing->retried_rounds;
     v.flags.push_back({Reason::kTimingRetimed,
                        fmt::format("batches of one call and {} calls read the checker's clock {} with the "
                                    "candidate's events ({}); timed again with batches of k and 2k calls, "

@@ -67,7 +67,7 @@ struct Timing {
   double around_ms = 0;  // per call: input draw, poison, L2 flush, output sums (not in the events)
   int batch_calls = 0, rounds = 0;
   int small_calls = 0;  // 0: a verdict stored before batches of one call (then batch_calls)
-  int retried_rounds = 0;  // rounds timed again because a batch stalled (not in `rounds`, nor the figures)
+  int retried_rounds = 0;  // rounds timed again because a batch stalled, in every session (not in the figures)
   // Every timed batch the checker's clock saw, per series, so a reader can refit the figures.
   std::vector<BatchWall> walls_candidate, walls_baseline, walls_around;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed

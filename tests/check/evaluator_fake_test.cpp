@@ -236,6 +236,18 @@ TEST_F(FakeRunnerTiming, AStalledRoundIsTimedAgain) {
   EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);
 }
 
+// A stall dropped in a first session that is then timed again (as a loaded CI host's noisy
+// one-call batches cause) still counts: the report gives every session's retries.
+TEST_F(FakeRunnerTiming, AStallInARetimedSessionIsStillReported) {
+  Verdict v = evaluate(task_, fake_candidate(base_, "stall_then_retimed", 1, 5));
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  ASSERT_TRUE(v.timing);
+  EXPECT_EQ(v.timing->small_calls, v.timing->batch_calls) << "the figures are the k/2k session's\n" << v.to_text();
+  EXPECT_GE(v.timing->retried_rounds, 1) << v.to_text();
+  EXPECT_THAT(v.to_text(), HasSubstr("dropped for a stall"));
+}
+
 // A runner killed in the middle of a call (the fake dies of SIGSEGV there) is classified, and the
 // next candidate, evaluated by the same checker process, gets fresh runners and its own verdict.
 TEST_F(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {

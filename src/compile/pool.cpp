@@ -1,10 +1,14 @@
 #include "compile/pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 
 namespace kevo {
 
-CompilePool::CompilePool(int threads) {
+CompilePool::CompilePool(int threads, int nice) : nice_(nice) {
   int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { work(); });
 }
@@ -34,6 +38,15 @@ std::future<Result<CompileResult>> CompilePool::submit(std::string source, std::
 }
 
 void CompilePool::work() {
+  // Linux keeps a niceness per thread, and a process forked from a thread starts with that
+  // thread's: lowering this thread's lowers every compiler it runs. Best effort: a failure (a
+  // limit on this process) leaves the compiles at normal priority.
+  if (nice_ > 0) {
+    const id_t tid = static_cast<id_t>(::gettid());
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) (void)::setpriority(PRIO_PROCESS, tid, std::min(19, now + nice_));
+  }
   for (;;) {
     std::packaged_task<Result<CompileResult>()> task;
     {

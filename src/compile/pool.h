@@ -1,4 +1,7 @@
 // A fixed set of threads compiling candidates concurrently (nvcc is single-threaded per file).
+// Background work: its threads, and so every compiler process they start, run at a lower CPU
+// priority (nice), so a burst of compiles cannot take the cores from the evaluation beside it (the
+// checker's clock, the runners' host threads).
 #pragma once
 
 #include <condition_variable>
@@ -16,7 +19,9 @@ namespace kevo {
 
 class CompilePool {
  public:
-  explicit CompilePool(int threads);  // 0 = hardware_concurrency
+  static constexpr int kBackgroundNice = 10;
+  // threads 0 = hardware_concurrency; `nice` is added to the caller's niceness (0: unchanged).
+  explicit CompilePool(int threads, int nice = kBackgroundNice);
   ~CompilePool();  // finishes the queued compiles, then joins
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
@@ -32,6 +37,7 @@ class CompilePool {
   std::condition_variable cv_;
   std::deque<std::packaged_task<Result<CompileResult>()>> queue_;
   bool stopping_ = false;
+  int nice_ = 0;
   std::vector<std::thread> workers_;
 };
 

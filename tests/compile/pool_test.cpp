@@ -1,5 +1,9 @@
 #include "compile/pool.h"
 
+#include <sys/resource.h>
+
+#include <cerrno>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -40,6 +44,39 @@ TEST(CompilePool, RunsCompilesInParallel) {
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(wall, 3.0) << "4 one-second compiles on 4 threads took " << wall << " s";
+}
+
+// Every compiler process the pool starts runs at a lower priority than the process that owns the
+// pool (background work beside a timing); a pool asked for no change leaves it alone.
+TEST(CompilePool, CompilersRunAtALowerPriority) {
+  TempDir t;
+  fs::path fake = t.path / "fake-nvcc";
+  // Writes its own niceness (field 19 of /proc/self/stat; the comm field has no spaces here) to -o.
+  write_text(fake,
+             "#!/bin/sh\n"
+             "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+             "cut -d' ' -f19 /proc/$$/stat > \"$out\"\n",
+             true);
+  CompileOptions o;
+  o.nvcc = fake.string();
+  o.cache_dir = t.path / "cache";
+  o.sandbox = SandboxMode::Off;  // the fake reads /proc
+  o.parallel_front_ends = false;
+  errno = 0;
+  const int mine = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  auto nice_of = [&](CompilePool& pool, const std::string& src) {
+    auto r = pool.submit(src, "c.cu", o).get();
+    EXPECT_TRUE(r && r->ok) << (r ? r->diagnostics : r.error().message);
+    auto text = r && r->ok ? read_file(r->so_path) : Result<std::string>(fail("no output"));
+    return text ? std::stoi(*text) : -100;
+  };
+  CompilePool background(1);
+  EXPECT_EQ(nice_of(background, "// one\n"), std::min(19, mine + CompilePool::kBackgroundNice));
+  CompilePool normal(1, 0);
+  EXPECT_EQ(nice_of(normal, "// two\n"), mine);
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), mine) << "the caller's own priority changed";
 }
 
 TEST(CompilePool, RealCompilesIncludingTheSameSourceTwice) {

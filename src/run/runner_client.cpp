@@ -280,24 +280,25 @@ std::optional<CallError> RunnerClient::refusal_of(const json& reply, const char*
 }
 
 namespace {
-// KEVO_TRACE_CALLS=1: every runner call's round trip on stderr ("kevo-trace <pid> <cmd> <ms>"), to
-// see where an evaluation's time goes (docs/measurements); off by default.
+// KEVO_TRACE_CALLS=1: every runner call's round trip on stderr ("kevo-trace <pid> <cmd> <ms>", then
+// the runner's own account of its driver calls as JSON when it sent one), to see where an
+// evaluation's time goes (docs/measurements); off by default.
 bool tracing_calls() {
-  static const bool on = [] {
-    const char* v = std::getenv("KEVO_TRACE_CALLS");
-    return v && *v && std::string(v) != "0";
-  }();
-  return on;
+  const char* v = std::getenv("KEVO_TRACE_CALLS");  // read per call: next to a round trip, nothing
+  return v && *v && std::string(v) != "0";
 }
 }  // namespace
 
 Result<json> RunnerClient::call_json(const json& request, std::chrono::milliseconds timeout) {
   std::string what = request.value("cmd", "?");
   const auto t0 = std::chrono::steady_clock::now();
-  auto trace = [&] {
+  // The runner's own account of the request (runner/op_trace.h), when it sent one.
+  auto trace = [&](const Result<json>& reply) {
     if (!tracing_calls()) return;
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "kevo-trace %d %s %.3f\n", static_cast<int>(child_.pid), what.c_str(), ms);
+    const json* inside = reply && reply->is_object() && reply->contains("trace") ? &(*reply)["trace"] : nullptr;
+    std::fprintf(stderr, "kevo-trace %d %s %.3f%s%s\n", static_cast<int>(child_.pid), what.c_str(), ms,
+                 inside ? " " : "", inside ? inside->dump().c_str() : "");
   };
   if (death_ || child_.pid <= 0) return fail(ErrorCode::kProcessDied, "the runner is no longer running");
   if (!write_message(req_fd_, request)) {
@@ -305,7 +306,7 @@ Result<json> RunnerClient::call_json(const json& request, std::chrono::milliseco
     return fail(ErrorCode::kProcessDied, "runner died before '{}': {}", what, death_->description);
   }
   auto reply = read_message(reply_fd_, std::chrono::steady_clock::now() + timeout);
-  trace();
+  trace(reply);
   if (!reply) {
     on_failure(what, reply.error().code == ErrorCode::kTimeout);
     return fail(death_->kind == RunnerDeath::Kind::Timeout ? ErrorCode::kTimeout : ErrorCode::kProcessDied,

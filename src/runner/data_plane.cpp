@@ -26,17 +26,22 @@ RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes)
   for (size_t i = 0; i < sizeof h.reserved; ++i)
     h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   void* ptr = nullptr;
-  cudaError_t e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+  auto open = [&] {
+    OpTrace::Scope t(trace_, OpTrace::kOpen);
+    return cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+  };
+  cudaError_t e = open();
   if (e == cudaErrorAlreadyMapped) {  // its allocation holds a kept buffer too: keep none, map it alone
     (void)cudaGetLastError();
     close_ipc();
-    e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+    e = open();
   }
   if (e != cudaSuccess) throw Fatal{"cudaIpcOpenMemHandle: " + cuda_err(e), e};
   size_t kept = 0;
   for (const auto& o : ipc_open_) kept += o.bytes;
   while (!ipc_open_.empty() && (ipc_open_.size() >= kOpenIpcKept || kept > kOpenIpcBytes)) {
     kept -= ipc_open_.back().bytes;
+    OpTrace::Scope t(trace_, OpTrace::kClose);
     cudaIpcCloseMemHandle(ipc_open_.back().ptr);
     ipc_open_.pop_back();
   }
@@ -45,7 +50,10 @@ RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes)
 }
 
 void RunnerService::close_ipc() {
-  for (const auto& o : ipc_open_) cudaIpcCloseMemHandle(o.ptr);
+  for (const auto& o : ipc_open_) {
+    OpTrace::Scope t(trace_, OpTrace::kClose);
+    cudaIpcCloseMemHandle(o.ptr);
+  }
   ipc_open_.clear();
 }
 

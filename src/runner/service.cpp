@@ -39,10 +39,13 @@ template <class Req, class Rep>
 json RunnerService::serve(const json& req, Result<Rep> (RunnerService::*h)(const Req&)) {
   auto q = proto::decode<Req>(req, (std::string(Req::kCmd) + " request").c_str());
   if (!q) return proto::ErrorReply{.error = q.error().message};
+  trace_.reset();
+  const auto t0 = Clock::now();
   auto r = (this->*h)(*q);
   if (!r) return proto::ErrorReply{.error = r.error().message};
   json out = *r;
   out["ok"] = true;
+  if (OpTrace::enabled()) out["trace"] = trace_.to_json(ms_since(t0));
   return out;
 }
 
@@ -139,12 +142,18 @@ void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bo
   void* p = nullptr;
   // Shift new allocations so a fresh buffer never lands exactly where the old one was.
   void* shim = nullptr;
-  if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, 4096 * (1 + (shift_++ % 7))));
   const size_t alloc = exported ? (std::max<size_t>(bytes, 1) + kIpcAlloc - 1) / kIpcAlloc * kIpcAlloc
                                 : std::max<size_t>(bytes, 256);
-  CUDA_OR_FATAL(cudaMalloc(&p, alloc));
-  if (b.ptr) CUDA_OR_FATAL(cudaFree(b.ptr));
-  if (shim) CUDA_OR_FATAL(cudaFree(shim));
+  {
+    OpTrace::Scope t(trace_, OpTrace::kAlloc);
+    if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, 4096 * (1 + (shift_++ % 7))));
+    CUDA_OR_FATAL(cudaMalloc(&p, alloc));
+  }
+  if (b.ptr || shim) {
+    OpTrace::Scope t(trace_, OpTrace::kFree);
+    if (b.ptr) CUDA_OR_FATAL(cudaFree(b.ptr));
+    if (shim) CUDA_OR_FATAL(cudaFree(shim));
+  }
   b.ptr = p;
   b.bytes = bytes;
   return p;
@@ -153,6 +162,7 @@ void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bo
 void RunnerService::release(const std::string& key) {
   auto it = bufs_.find(key);
   if (it == bufs_.end()) return;
+  OpTrace::Scope t(trace_, OpTrace::kFree);
   cudaFree(it->second.ptr);
   bufs_.erase(it);
 }
@@ -160,6 +170,7 @@ void RunnerService::release(const std::string& key) {
 void RunnerService::release_prefix(const std::string& prefix) {
   for (auto it = bufs_.begin(); it != bufs_.end();)
     if (it->first.rfind(prefix, 0) == 0) {
+      OpTrace::Scope t(trace_, OpTrace::kFree);
       cudaFree(it->second.ptr);
       it = bufs_.erase(it);
     } else {
@@ -200,7 +211,10 @@ void RunnerService::materialize(const proto::TensorDesc& d, void* p) {
 // them where they lie (it only reads them; nothing of the oracle's is ever exported).
 std::string RunnerService::export_ipc(void* p) {
   cudaIpcMemHandle_t h;
-  CUDA_OR_FATAL(cudaIpcGetMemHandle(&h, p));
+  {
+    OpTrace::Scope t(trace_, OpTrace::kExport);
+    CUDA_OR_FATAL(cudaIpcGetMemHandle(&h, p));
+  }
   static const char* hx = "0123456789abcdef";
   std::string s;
   for (size_t i = 0; i < sizeof h.reserved; ++i) {

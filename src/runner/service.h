@@ -18,6 +18,7 @@
 
 #include "run/channel.h"
 #include "run/protocol.h"
+#include "runner/op_trace.h"
 
 namespace kevo::runner {
 
@@ -79,7 +80,7 @@ class RunnerService {
   void release_prefix(const std::string& prefix);
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
   void materialize(const proto::TensorDesc& d, void* p);
-  static std::string export_ipc(void* p);
+  std::string export_ipc(void* p);
 
   // data_plane.cpp: correctness calls and the comparisons of the oracle's runner
   struct Call {
@@ -120,6 +121,8 @@ class RunnerService {
   Ipc open_ipc(const std::string& hex, size_t bytes);
   void close_ipc();
   static constexpr size_t kOpenIpcKept = 32, kOpenIpcBytes = size_t(8) << 30;
+  // The driver calls of the request being served (runner/op_trace.h).
+  OpTrace trace_;
 
   // time_batch.cpp: timed batches (see proto::TimeBatchRequest)
   Result<proto::TimeBatchReply> time_batch(const proto::TimeBatchRequest& req);

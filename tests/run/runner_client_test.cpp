@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <regex>
 
 #include "util/subprocess.h"
 #include "support/temp_dir.h"
@@ -55,6 +56,39 @@ while True:
 )";
 
 }  // namespace
+
+// KEVO_TRACE_CALLS=1: each call's round trip on stderr, with the runner's own account of its
+// driver calls when the reply carries one (runner/op_trace.h); nothing when unset.
+TEST(RunnerClient, TracedCallsShowTheRunnersOwnAccount) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  auto p = script("fake_traced.py", R"(#!/usr/bin/env python3
+import json, os, struct, sys
+req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+while True:
+    n = req.read(4)
+    if len(n) < 4: sys.exit(0)
+    msg = json.loads(req.read(struct.unpack('<I', n)[0]))
+    out = {'ok': True}
+    if msg['cmd'] == 'run': out['trace'] = {'handler_ms': 3.5, 'alloc_ms': 2.25, 'allocs': 2}
+    out = json.dumps(out).encode()
+    rep.write(struct.pack('<I', len(out)) + out)
+)");
+  auto c = start(p);
+  ASSERT_TRUE(c);
+  ::setenv("KEVO_TRACE_CALLS", "1", 1);
+  testing::internal::CaptureStderr();
+  auto run = c->call_json({{"cmd", "run"}}, 10s);
+  auto hello = c->call_json({{"cmd", "hello"}}, 10s);
+  std::string traced = testing::internal::GetCapturedStderr();
+  ::unsetenv("KEVO_TRACE_CALLS");
+  ASSERT_TRUE(run && hello);
+  EXPECT_TRUE(std::regex_search(traced, std::regex(R"(kevo-trace [0-9]+ run [0-9.]+ \{"alloc_ms":2.25,"allocs":2,"handler_ms":3.5\}\n)")))
+      << traced;
+  EXPECT_TRUE(std::regex_search(traced, std::regex(R"(kevo-trace [0-9]+ hello [0-9.]+\n)"))) << traced;
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(c->call_json({{"cmd", "run"}}, 10s));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "traced without KEVO_TRACE_CALLS";
+}
 
 TEST(RunnerClient, RepliesAndArena) {
   if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";

@@ -484,6 +484,7 @@ void timing_phase(EvalSession& s) {
   ts.l2_bytes = s.hello.l2_bytes;
   ts.budget_s = s.opts.time_budget_s;
   ts.target_rel_ci = s.opts.target_rel_ci;
+  ts.stop_below = s.opts.timing_stop_below;
   ts.call_timeout = s.opts.call_timeout;
   if (!ts.has_baseline && s.dev_data)
     ts.validate_last = [&s, &rc](const std::vector<proto::TensorDesc>& ins, const std::vector<proto::TensorDesc>& outs,

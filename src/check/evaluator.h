@@ -33,6 +33,10 @@ struct EvalOptions {
   std::chrono::milliseconds call_timeout{20000};
   double time_budget_s = 4.0;       // per timing session
   double target_rel_ci = 0.01;
+  // Racing (check/timing.h, TimingSetup::stop_below): timing may end after 4 rounds once the
+  // speedup is clearly below this; a search passes its best so far. 0: every session runs to the
+  // stopping rule's precision.
+  double timing_stop_below = 0;
   // After kevo's timing session, with its processes gone, also time the task's PyTorch side on the
   // same inputs (torch_reference eager and torch.compile, and its torch_baseline extension) through
   // the bridge: Timing::pytorch, or Timing::pytorch_note when this machine cannot (no torch, no

@@ -69,6 +69,7 @@ std::string_view to_string(Reason r) {
     case Reason::kTimedOutputUnchecked: return "timed_output_unchecked";
     case Reason::kTimingFloored: return "timing_floored";
     case Reason::kTimingRetimed: return "timing_retimed";
+    case Reason::kTimingRaced: return "timing_raced";
     case Reason::kTimingUnconfirmed: return "timing_unconfirmed";
     case Reason::kSandboxUnavailable: return "sandbox_unavailable";
     case Reason::kSolUnavailable: return "sol_unavailable";

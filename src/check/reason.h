@@ -82,6 +82,7 @@ enum class Reason {
   kTimedOutputUnchecked,
   kTimingFloored,
   kTimingRetimed,
+  kTimingRaced,
   kTimingUnconfirmed,
   kSandboxUnavailable,
   kSolUnavailable,

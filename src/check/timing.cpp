@@ -36,6 +36,11 @@ constexpr int kMinBatchCalls = 4, kMaxBatchCalls = 512;
 // Rounds before the stopping rule may end timing: 3 batches of each size per series at least, so
 // each median has an interval; and a ceiling for very fast kernels.
 constexpr int kMinRounds = 6, kMaxRounds = 400;
+// Racing (TimingSetup::stop_below): the least rounds before a clearly slower candidate's session may
+// end, two batches of each size per series, the fewest the outside clock's fit takes. Stopping
+// early only ever follows a figure below the line: a candidate that slows itself to stop early
+// gains nothing, and one that reports itself faster is timed to the full precision.
+constexpr int kMinRaceRounds = 4;
 // A batch this far over the median of its series' earlier batches of the same size stalled (GPU-wide
 // stalls of 0.5-3 ms hit ~1 batch in 8 on some H100 hosts, docs/measurements 0e2110e): its round
 // is timed again, up to kMaxRetriedRounds times a session. Only slow batches are dropped, so what
@@ -87,6 +92,7 @@ class TimingRun {
   void drop_last_round();
   int small_calls() const { return batching_ == Batching::OneCall ? 1 : k_; }
   bool stable() const;
+  bool clearly_slower() const;
   OutsideCheck outside_now() const;
   bool check_last_output(uint64_t last_call);
   void check_trusted_starts();
@@ -101,6 +107,7 @@ class TimingRun {
   uint64_t next_call_ = 0, sums_key_ = 0;
   int k_ = kMinBatchCalls;
   int retried_ = 0;
+  bool raced_ = false;
   std::optional<proto::DeviceState> state0_;
   std::vector<Series> series_;
   std::string where_;
@@ -246,6 +253,14 @@ bool TimingRun::stable() const {
   return outside_precise(outside_now());
 }
 
+// Racing: the speedup's interval wholly below the line, and the checker's clock agreeing with the
+// candidate's events (a forged or undecided figure is timed on to the stopping rule).
+bool TimingRun::clearly_slower() const {
+  if (s_.stop_below <= 0 || !s_.has_baseline || series_.size() < 3) return false;
+  const Ratio r = median_ratio(series_[1].call_ms, series_.front().call_ms);
+  return r.hi > 0 && r.hi < s_.stop_below && outside_now().verdict == OutsideVerdict::Agree;
+}
+
 // One batch of every series on the same call numbers (the same inputs). OneCall: always in the
 // same order, candidate, baseline, work around calls: what a batch costs outside its events depends
 // on the batch before it (on an H100 the first batch a process runs after another process's costs up
@@ -317,9 +332,17 @@ void TimingRun::run() {
       drop_last_round();
     else
       ++kept;
+    if (kept >= kMinRaceRounds && kept < kMinRounds && clearly_slower()) {
+      raced_ = true;
+      break;
+    }
     if (kept < kMinRounds) continue;  // bounded: at most kMaxRetriedRounds more
     if (elapsed() >= kNoisyBudgets * s_.budget_s) break;
     if ((elapsed() >= s_.budget_s || stable()) && outside_now().verdict != OutsideVerdict::Inconclusive) break;
+    if (clearly_slower()) {  // a noisy session past its minimum: no precision is needed below the line
+      raced_ = true;
+      break;
+    }
   }
   if (!check_last_output(next_call_ - 1)) return;
   check_trusted_starts();
@@ -435,6 +458,13 @@ void TimingRun::finish() {
   t.small_calls = small_calls();
   t.rounds = static_cast<int>(cand.walls.size());
   t.retried_rounds = retried_;
+  if (raced_) {
+    t.stopped_below = s_.stop_below;
+    v_.flags.push_back({Reason::kTimingRaced,
+                        fmt::format("{}: timed for {} rounds, not to the stopping rule's precision: the speedup is "
+                                    "clearly below {:.3f}x (the line this evaluation was raced against)",
+                                    where_, t.rounds, s_.stop_below)});
+  }
   t.around_ms = fit_slope(around.walls).per_call_ms;
   t.walls_candidate = cand.walls;
   t.walls_around = around.walls;

@@ -45,6 +45,10 @@ struct TimingSetup {
   size_t l2_bytes = size_t(50) << 20;
   double budget_s = 4.0;
   double target_rel_ci = 0.01;
+  // Racing: a session may end after kMinRaceRounds once the speedup's whole interval is below this
+  // (the run's best, where a search has one) and the checker's clock agrees with the candidate's
+  // events; 0: never (every session reaches the stopping rule's precision).
+  double stop_below = 0;
   std::chrono::milliseconds call_timeout{20000};
   // Without a baseline: validates the candidate's last timed output (its inputs' descriptors and
   // the output buffers' IPC handles) against the oracle; empty: not validated (flagged).

@@ -109,6 +109,7 @@ nlohmann::json Verdict::to_json() const {
                                        {"candidate", walls_json(timing->walls_candidate)},
                                        {"baseline", walls_json(timing->walls_baseline)},
                                        {"around", walls_json(timing->walls_around)}}}};
+    if (timing->stopped_below > 0) t["outside_clock"]["stopped_below"] = timing->stopped_below;
     if (timing->has_baseline) {
       t["outside_clock"]["baseline"] = outside_json(timing->outside_baseline);
       t["baseline"] = summary_json(timing->baseline);
@@ -169,10 +170,11 @@ std::string Verdict::to_text() const {
                        t.speedup.lo, t.speedup.hi);
     if (t.outside.verdict != OutsideVerdict::Unmeasured)
       s += fmt::format("            checked   events {:.4f} ms vs the checker's clock {:.4f} ms +-{:.4f} per call "
-                       "(allowed {:.4f} below; batches of {}/{} calls, {} rounds{})\n",
+                       "(allowed {:.4f} below; batches of {}/{} calls, {} rounds{}{})\n",
                        t.outside.events_ms, t.outside.outside_ms, t.outside.ci_ms, t.outside.allowed_ms,
                        t.small_calls > 0 ? t.small_calls : t.batch_calls, 2 * t.batch_calls, t.rounds,
-                       t.retried_rounds > 0 ? fmt::format(", {} more dropped for a stall", t.retried_rounds) : "");
+                       t.retried_rounds > 0 ? fmt::format(", {} more dropped for a stall", t.retried_rounds) : "",
+                       t.stopped_below > 0 ? fmt::format(", raced: clearly below {:.3f}x", t.stopped_below) : "");
     s += pytorch_text(t);
     if (t.floor.floor_ms > 0)
       s += fmt::format("  SOL       floor {:.4f} ms ({} bound): {:.1f}% of speed of light\n",

@@ -68,6 +68,7 @@ struct Timing {
   int batch_calls = 0, rounds = 0;
   int small_calls = 0;  // 0: a verdict stored before batches of one call (then batch_calls)
   int retried_rounds = 0;  // rounds timed again because a batch stalled, in every session (not in the figures)
+  double stopped_below = 0;  // raced: the session ended early, the speedup clearly below this (0: it did not)
   // Every timed batch the checker's clock saw, per series, so a reader can refit the figures.
   std::vector<BatchWall> walls_candidate, walls_baseline, walls_around;
   // The task's PyTorch side (torch_reference eager / torch.compile, torch_baseline extension) timed

@@ -109,6 +109,7 @@ Result<Timing> timing_from(const json& tj) {
   t.small_calls = oc.get("small_calls", 0);
   t.rounds = oc.get("rounds", 0);
   t.retried_rounds = oc.get("retried_rounds", 0);
+  t.stopped_below = oc.get("stopped_below", 0.0);
   if (ocj.contains("batches") && ocj["batches"].is_object()) {
     const json& b = ocj["batches"];
     for (auto [name, dst] : {std::pair{"candidate", &t.walls_candidate}, std::pair{"baseline", &t.walls_baseline},

@@ -21,7 +21,7 @@ struct Args {
   int seeds = 3;
   uint64_t seed = 0;
   std::string arch;
-  double time_budget = 4.0, timeout = 20.0;
+  double time_budget = 4.0, timeout = 20.0, stop_below = 0;
 };
 
 // --oracle-check: the task's oracle on its own (check/oracle_check.h); returns the exit code.
@@ -105,6 +105,10 @@ void register_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", a->seed, "Base seed (default: fresh each run)");
   cmd->add_option("--arch", a->arch, "Target architecture (default: the device's, else sm_90)");
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--stop-below", a->stop_below,
+                  "Race: stop timing after 4 rounds once the speedup is clearly below this (its interval wholly "
+                  "under it), as kevo evolve does against its best so far")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--timeout", a->timeout, "Seconds a single candidate call may take")->check(CLI::Range(0.5, 3600.0));
   cmd->callback([a, &exit_code, cmd] {
     auto task = resolve_task(a->task);
@@ -146,6 +150,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     if (cmd->count("--seed")) o.seed = a->seed;
     o.arch = a->arch;
     o.time_budget_s = a->time_budget;
+    o.timing_stop_below = a->stop_below;
     o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a->timeout * 1000));
     Verdict v = evaluate(*task, o);
     if (a->json)

@@ -62,6 +62,7 @@ struct EvolveArgs {
   double budget_usd = 0, budget_minutes = 0, time_budget = evolve::kSearchTimeBudgetS, verify_time_budget = 4.0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, reverify_baseline = false, profile = false, no_profile_feedback = false;
+  bool no_race = false;
   PoolArgs pool;
 };
 
@@ -204,6 +205,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--verify-time-budget")) opts.verify_time_budget_s = a.verify_time_budget;
   if (a.profile) opts.eval.profile = true;
   if (a.no_profile_feedback) opts.strategy.profile_feedback = false;
+  if (a.no_race) opts.race_timing = false;
   opts.reuse_baseline = !a.reverify_baseline;
   return EvolvePlan{std::move(*task), opts, resumed};
 }
@@ -689,6 +691,9 @@ void register_evolve(CLI::App& app, int& exit_code) {
                 "Check the baseline again even if an earlier run verified it with this task, GPU, toolkit and kevo");
   cmd->add_flag("--profile", a->profile,
                 "Profile the baseline and every passing candidate with Nsight Compute (ncu) after its verdict");
+  cmd->add_flag("--no-race", a->no_race,
+                "Time every candidate to full precision (by default one clearly below the best so far, or "
+                "the baseline, stops after 4 rounds)");
   cmd->add_flag("--no-profile-feedback", a->no_profile_feedback,
                 "Leave the parents' profile diagnosis out of prompts (to compare its effect)");
   cmd->add_option("--verifier-model", a->verifier_model,

@@ -77,6 +77,7 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   o.eval.seeds = f.get("eval_seeds", o.eval.seeds);
   o.eval.time_budget_s = f.get("eval_time_budget_s", o.eval.time_budget_s);
   o.verify_time_budget_s = f.get("verify_time_budget_s", o.verify_time_budget_s);
+  o.race_timing = f.get("race_timing", o.race_timing);
   o.eval.profile = f.get("eval_profile", o.eval.profile);
   KEVO_TRY(f.status());
   return o;
@@ -490,7 +491,15 @@ class EvolutionRun {
     o.held_out_only = false;
     o.baseline_mode = false;
     o.time = true;
+    if (s_.opts.race_timing) o.timing_stop_below = race_line();
     return o;
+  }
+
+  // Where a candidate stops mattering: below the best so far it can never replace it, and below the
+  // baseline it is no kernel a user wants.
+  double race_line() const {
+    const auto& best = s_.pop.best();
+    return std::max(1.0, best ? best->speed.value : 0.0);
   }
 
   // One evaluation outside the pipeline (tuning, re-verification), waited for.
@@ -925,6 +934,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"eval_seeds", opts.eval.seeds},
               {"eval_time_budget_s", opts.eval.time_budget_s},
               {"verify_time_budget_s", opts.verify_time_budget_s},
+              {"race_timing", opts.race_timing},
               {"eval_profile", opts.eval.profile},
               {"llm", llm_ ? llm_->name() : ""},
               {"fake_evaluator", evaluator_.is_fake()}};

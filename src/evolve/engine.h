@@ -58,6 +58,11 @@ struct EngineOptions {
     return e;
   }();
   double verify_time_budget_s = 4.0;
+  // Racing: a candidate's timing may stop after 4 rounds once its speedup is clearly below the
+  // line it could matter above, the run's best so far or the baseline (1.0x), whichever is higher
+  // (check/timing.h). Such a candidate can never be the new best (confidently_faster); its figure
+  // keeps its wider interval and the flag timing_raced. false: every candidate timed to precision.
+  bool race_timing = true;
   uint64_t seed = 0;                   // parent and operator choices; 0: random
   std::filesystem::path work_dir;      // candidate files; empty: beside the database
   int max_llm_failures_in_row = 8;     // transient failures/refusals before the run stops

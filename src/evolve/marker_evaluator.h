@@ -29,6 +29,7 @@ struct MarkerCall {
   std::string source;
   bool held_out_only = false, visible_only = false, baseline = false;
   std::optional<uint64_t> seed;
+  double timing_stop_below = 0;  // the line the engine raced this evaluation against (0: none)
 };
 
 class MarkerEvaluator final : public CandidateEvaluator {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "check/evaluator.h"
+#include "check/verdict_json.h"
 #include "run/runner_pool.h"
 #include "run/warm_runners.h"
 #include "support/runner_pool.h"
@@ -234,6 +235,43 @@ TEST_F(FakeRunnerTiming, AStalledRoundIsTimedAgain) {
     }
   }
   EXPECT_NEAR(v.timing->speedup.value, 2.0, 0.05);
+}
+
+// Racing: against a line it is clearly below (its whole interval under 1.0x), an honest slower
+// candidate's session ends after 4 rounds, flagged, with the outside clock agreeing; a faster one
+// raced against the same line, and the slower one not raced, run to the stopping rule.
+TEST_F(FakeRunnerTiming, AClearlySlowerCandidateStopsEarlyWhenRaced) {
+  EvalOptions o = fake_candidate(base_, "slow", 1, 5);
+  o.timing_stop_below = 1.0;
+  Verdict v = evaluate(task_, o);
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  ASSERT_TRUE(v.timing);
+  EXPECT_EQ(v.timing->rounds, 4) << v.to_text();
+  EXPECT_EQ(v.timing->stopped_below, 1.0);
+  EXPECT_NEAR(v.timing->speedup.value, 20.0 / 30.0, 0.02);
+  EXPECT_LT(v.timing->speedup.hi, 1.0);
+  EXPECT_EQ(v.timing->outside.verdict, OutsideVerdict::Agree);
+  EXPECT_TRUE(std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kTimingRaced; }));
+  EXPECT_THAT(v.to_text(), HasSubstr("raced: clearly below 1.000x"));
+  auto back = verdict_from_json(v.to_json());
+  ASSERT_TRUE(back && back->timing) << (back ? "" : back.error().message);
+  EXPECT_EQ(back->timing->stopped_below, 1.0);
+
+  EvalOptions fast = fake_candidate(base_, "pass", 1, 5);
+  fast.timing_stop_below = 1.0;
+  Verdict f = evaluate(task_, fast);
+  if (too_noisy(f)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_TRUE(f.timing);
+  EXPECT_GE(f.timing->rounds, 6) << f.to_text();
+  EXPECT_EQ(f.timing->stopped_below, 0.0);
+  EXPECT_FALSE(std::any_of(f.flags.begin(), f.flags.end(), [](const Flag& x) { return x.reason == Reason::kTimingRaced; }));
+
+  Verdict unraced = evaluate(task_, fake_candidate(base_, "slow", 1, 5));
+  if (too_noisy(unraced)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_TRUE(unraced.timing);
+  EXPECT_GE(unraced.timing->rounds, 6) << unraced.to_text();
+  EXPECT_EQ(unraced.timing->stopped_below, 0.0);
 }
 
 // A stall dropped in a first session that is then timed again (as a loaded CI host's noisy

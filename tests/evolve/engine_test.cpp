@@ -354,6 +354,37 @@ TEST(Verification, AWinnerFailingHeldOutIsReportedAndARunnerUpTried) {
   expect_never_held_out(h.server.prompts());
 }
 
+// Racing: each search evaluation is raced against the line a candidate must clear to matter (the
+// baseline, then the best so far); the baseline's check and the held-out re-verification are timed
+// to precision, and so is everything with race_timing off.
+TEST(Verification, SearchEvaluationsAreRacedAgainstTheBestSoFar) {
+  auto responder = [](const std::string&, int n) {
+    if (n == 0) return answer("fast", "t", kernel_source("pass time_ms=1.0 noise=0.01"));  // 2x
+    return answer("slow" + std::to_string(n), "t", kernel_source("pass time_ms=4.0 noise=0.01 n" + std::to_string(n)));
+  };
+  Harness h(responder);
+  EngineOptions o = h.options("evoengineer-full", 3);
+  o.strategy.parallel = 1;  // each result recorded before the next is submitted
+  auto out = h.run(o);
+  ASSERT_TRUE(out) << out.error().message;
+  std::vector<double> search, other;
+  for (const auto& c : h.evaluator.calls())
+    (c.baseline || c.held_out_only ? other : search).push_back(c.timing_stop_below);
+  ASSERT_EQ(search.size(), 3u);
+  EXPECT_EQ(search[0], 1.0) << "no best yet: raced against the baseline";
+  EXPECT_NEAR(search[1], 2.0, 1e-9) << "raced against the 2x best";
+  EXPECT_NEAR(search[2], 2.0, 1e-9);
+  ASSERT_FALSE(other.empty());
+  for (double line : other) EXPECT_EQ(line, 0.0) << "the baseline and the winner are timed to precision";
+
+  Harness off(responder);
+  EngineOptions p = off.options("evoengineer-full", 3);
+  p.strategy.parallel = 1;
+  p.race_timing = false;
+  ASSERT_TRUE(off.run(p));
+  for (const auto& c : off.evaluator.calls()) EXPECT_EQ(c.timing_stop_below, 0.0);
+}
+
 TEST(Verification, NoValidCandidateMeansNoWinner) {
   Harness h([](const std::string&, int n) {
     return answer("k" + std::to_string(n), "t", kernel_source("unsafe static:stream_create"));

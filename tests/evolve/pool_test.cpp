@@ -238,18 +238,25 @@ TEST(JobPayload, ATaskTravelsAsBlobsAndUnsafePathsAreRefused) {
   o.held_out_only = true;
   o.profile = true;  // a worker profiles what the coordinator asked it to
   o.profile_timeout = std::chrono::seconds(12);
+  o.timing_stop_below = 1.25;  // a worker races as the coordinator's search asked
   auto back = eval_options_from(eval_options_json(o));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->seed, std::optional<uint64_t>(42));
   EXPECT_TRUE(back->held_out_only);
   EXPECT_TRUE(back->profile);
   EXPECT_EQ(back->profile_timeout.count(), 12);
+  EXPECT_EQ(back->timing_stop_below, 1.25);
   EXPECT_FALSE(eval_options_from(eval_options_json(EvalOptions{}))->profile);
   auto j = eval_options_json(o);
   j["profile_timeout_s"] = 0;
   auto bad_timeout = eval_options_from(j);
   ASSERT_FALSE(bad_timeout);
   EXPECT_NE(bad_timeout.error().message.find("profile_timeout_s"), std::string::npos);
+  j = eval_options_json(o);
+  j["timing_stop_below"] = -1;
+  auto bad_race = eval_options_from(j);
+  ASSERT_FALSE(bad_race);
+  EXPECT_NE(bad_race.error().message.find("timing_stop_below"), std::string::npos);
 }
 
 // A coordinator killed with jobs in the queue, then resumed: the old jobs are closed (no worker

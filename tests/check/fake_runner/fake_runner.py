@@ -323,6 +323,8 @@ def time_batch(msg):
     kernel = 0.0 if not slot else (10.0 if slot == 'cand' else 20.0)
     if b == 'too_fast':
         kernel = 1e-6
+    if b == 'slow':  # an honest kernel slower than the baseline: 0.667x
+        kernel = 30.0
     reported = kernel / 4 if b == 'forged' else kernel
     # Like a GPU, the batch's wall time is the device's, not the host's work beside it: the draws
     # and sums below run first and the sleep tops the batch up to its deadline, so a loaded CI

@@ -332,14 +332,13 @@ void TimingRun::run() {
       drop_last_round();
     else
       ++kept;
-    if (kept >= kMinRaceRounds && kept < kMinRounds && clearly_slower()) {
-      raced_ = true;
-      break;
+    if (kept < kMinRaceRounds) continue;  // bounded: at most kMaxRetriedRounds more
+    if (kept >= kMinRounds) {
+      if (elapsed() >= kNoisyBudgets * s_.budget_s) break;
+      if ((elapsed() >= s_.budget_s || stable()) && outside_now().verdict != OutsideVerdict::Inconclusive) break;
     }
-    if (kept < kMinRounds) continue;  // bounded: at most kMaxRetriedRounds more
-    if (elapsed() >= kNoisyBudgets * s_.budget_s) break;
-    if ((elapsed() >= s_.budget_s || stable()) && outside_now().verdict != OutsideVerdict::Inconclusive) break;
-    if (clearly_slower()) {  // a noisy session past its minimum: no precision is needed below the line
+    // Below the line no more precision is needed, from the fit's first figure on.
+    if (clearly_slower()) {
       raced_ = true;
       break;
     }

@@ -16,18 +16,23 @@ using kevo::test::TempDir;
 using kevo::test::write_text;
 namespace fs = std::filesystem;
 
+// A stand-in nvcc in `dir`: answers --version, and otherwise runs `body` with $out its -o file.
+fs::path fake_nvcc(const fs::path& dir, const std::string& body) {
+  fs::path fake = dir / "fake-nvcc";
+  write_text(fake,
+             "#!/bin/sh\n"
+             "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n" +
+                 body,
+             true);
+  return fake;
+}
+
 TEST(CompilePool, RunsCompilesInParallel) {
   // A fake compiler that takes 1 s and writes the -o file, so concurrency shows in the wall time
   // regardless of how fast this machine's nvcc is.
   TempDir t;
-  fs::path fake = t.path / "fake-nvcc";
-  write_text(fake,
-             "#!/bin/sh\n"
-             "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
-             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-             "sleep 1\n"
-             ": > \"$out\"\n",
-             true);
+  fs::path fake = fake_nvcc(t.path, "sleep 1\n: > \"$out\"\n");
   CompileOptions o;
   o.nvcc = fake.string();
   o.cache_dir = t.path / "cache";
@@ -50,14 +55,8 @@ TEST(CompilePool, RunsCompilesInParallel) {
 // pool (background work beside a timing); a pool asked for no change leaves it alone.
 TEST(CompilePool, CompilersRunAtALowerPriority) {
   TempDir t;
-  fs::path fake = t.path / "fake-nvcc";
   // Writes its own niceness (field 19 of /proc/self/stat; the comm field has no spaces here) to -o.
-  write_text(fake,
-             "#!/bin/sh\n"
-             "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
-             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-             "cut -d' ' -f19 /proc/$$/stat > \"$out\"\n",
-             true);
+  fs::path fake = fake_nvcc(t.path, "cut -d' ' -f19 /proc/$$/stat > \"$out\"\n");
   CompileOptions o;
   o.nvcc = fake.string();
   o.cache_dir = t.path / "cache";
@@ -115,16 +114,11 @@ TEST(CompileCache, DiskFullIsAClearErrorAndTheCacheRecovers) {
   kevo::test::SmallFs small("cache", "size=256k");
   if (!small.ok) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
   TempDir t;
-  fs::path fake = t.path / "fake-nvcc";
   // Writes 1 MiB to its -o file, as nvcc writing a large object would; `head` says "No space left
   // on device" as the toolchain does. (Not from /dev/zero: the Landlock sandbox hides /dev.)
+  fs::path fake;
   auto fake_writing = [&](int bytes) {
-    write_text(fake,
-               "#!/bin/sh\n"
-               "[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
-               "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-               "yes 0123456789abcdef | head -c " + std::to_string(bytes) + " > \"$out\"\n",
-               true);
+    fake = fake_nvcc(t.path, "yes 0123456789abcdef | head -c " + std::to_string(bytes) + " > \"$out\"\n");
   };
   fake_writing(1 << 20);
   CompileOptions o;

@@ -338,7 +338,10 @@ def time_batch(msg):
     if b in ('one_call_cheap', 'stall_then_retimed') and n == 1:
         # Like bias_scale's baseline on an H100: an honest kernel whose one-call batches cost less
         # outside its events than the trusted runner's (12 ms here), which one-call batching misreads.
-        deadline -= 0.012
+        # stall_then_retimed's 40 ms (5.7 ms per call over its 1/8-call batches) sits beyond any
+        # allowance a loaded host's noise leaves below half the figure, so its first session is
+        # timed again however noisy the host (12 ms was within a CI host's noise: agreed, not retimed).
+        deadline -= 0.040 if b == 'stall_then_retimed' else 0.012
     if b in ('stall_once', 'stall_then_retimed') and n > 1:
         # One GPU-wide stall in the candidate's second large batch, as some H100 hosts show: 40 ms
         # (with stall_then_retimed, in the first session, which is then timed again).

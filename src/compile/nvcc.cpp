@@ -141,7 +141,7 @@ Plan make_plan(Kind kind, std::string_view source, const CompileOptions& o) {
     p.arch_used = o.arch;
     if (o.allow_sm90a_auto && o.arch == "sm_90" && needs_sm90a(source)) p.arch_used = "sm_90a";
     a = {o.nvcc,    "-O3",    "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-         "-cudart", "shared", "-lineinfo",  "-Xptxas", "-v"};
+         "-cudart", "shared", "-lineinfo",  "-Xptxas", "-v", kNoSpecialMathFlag};
     // Arch-specific targets ("sm_90a") have no forward-compatible PTX, so they need -gencode.
     if (!p.arch_used.empty() && p.arch_used.back() == 'a') {
       std::string num = p.arch_used.substr(3);

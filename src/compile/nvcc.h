@@ -14,6 +14,12 @@
 
 namespace kevo {
 
+// Every CUDA compile leaves out C++17's mathematical special functions (<cmath>'s std::beta,
+// std::riemann_zeta, ...: host-only, no use to a kernel) by defining libstdc++'s include guard
+// for them. Their templates were 70% of cudafe++'s time and a third of a cold compile's critical
+// path (docs/measurements/2026-11-28-cpu-specfun-compile.md).
+inline constexpr const char* kNoSpecialMathFlag = "-D_GLIBCXX_BITS_SPECFUN_H";
+
 struct CompileOptions {
   std::string nvcc = "nvcc";
   std::string cxx = "g++";  // for compile_host_shared

@@ -134,6 +134,24 @@ TEST(Compile, Sm90aChosenWhenTheSourceAsks) {
   EXPECT_NE(r2->cache_key, r->cache_key);
 }
 
+// C++17's special math functions are left out of every CUDA compile (their templates were most of
+// cudafe++'s time); the rest of <cmath> is there as usual.
+TEST(Compile, SpecialMathFunctionsAreLeftOut) {
+  KEVO_REQUIRE_NVCC(nvcc);
+  TempDir t;
+  const std::string plain = std::string("#include <cmath>\nfloat host_erf(float x) { return std::erf(x); }\n") + kRelu;
+  auto r = compile_cuda_shared(plain, "candidate.cu", options(nvcc, t));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok) << r->diagnostics;
+  EXPECT_THAT(r->command, Contains(std::string(kNoSpecialMathFlag)));
+  const std::string special =
+      std::string("#include <cmath>\ndouble host_zeta(double x) { return std::riemann_zeta(x); }\n") + kRelu;
+  auto z = compile_cuda_shared(special, "candidate.cu", options(nvcc, t));
+  ASSERT_TRUE(z) << z.error().message;
+  EXPECT_FALSE(z->ok);
+  EXPECT_THAT(z->diagnostics, HasSubstr("riemann_zeta"));
+}
+
 TEST(Compile, ErrorIsAResultWithTrimmedDiagnostics) {
   KEVO_REQUIRE_NVCC(nvcc);
   TempDir t;

@@ -16,6 +16,7 @@ struct RunnersArgs {
   int spares = 4;
   int idle_exit_s = 600;
   int refill_delay_ms = 300;
+  int busy_refill_delay_ms = 3000;
 };
 
 int runners_fail(const std::string& msg, int code = 2) {
@@ -83,11 +84,15 @@ void register_runners(CLI::App& app, int& exit_code) {
   add_pool_options(serve, *a);
   serve->add_option("--refill-delay-ms", a->refill_delay_ms, "Wait this long after a take before refilling")
       ->check(CLI::Range(0, 60000));
+  serve->add_option("--busy-refill-delay-ms", a->busy_refill_delay_ms,
+                    "While a runner handed out is alive, wait this long after a take before refilling")
+      ->check(CLI::Range(0, 600000));
   serve->callback([a, &exit_code] {
     PoolServerOptions o;
     o.spares = a->spares;
     o.idle_exit = std::chrono::seconds(a->idle_exit_s);
     o.refill_delay = std::chrono::milliseconds(a->refill_delay_ms);
+    o.busy_refill_delay = std::chrono::milliseconds(a->busy_refill_delay_ms);
     if (auto s = serve_runner_pool(o); !s) exit_code = runners_fail(s.error().message);
   });
 }

@@ -125,6 +125,7 @@ class PoolServer {
   std::vector<Out> out_;
   Clock::time_point last_activity_ = Clock::now(), last_ready_reap_ = Clock::now();
   std::atomic<long> started_{0}, taken_{0}, failed_{0};
+  std::atomic<size_t> out_alive_{0};  // out_.size(), for the refill thread
   std::thread refill_;
 };
 
@@ -246,6 +247,7 @@ void PoolServer::take(int conn, const json& req) {
       else
         s.p.child.pid = -1, stale.push_back(std::move(s));  // died while ready (reaped just now)
     }
+    if (got) ++out_alive_;  // before the refill thread wakes: it must see this runner out
   }
   cv_.notify_all();
   for (auto& s : stale) end_spare(s);
@@ -254,6 +256,7 @@ void PoolServer::take(int conn, const json& req) {
   json ok = {{"v", kPoolProtocol}, {"ok", true}, {"pid", got->p.child.pid}};
   if (!send_fd_message(conn, ok.dump(), fds)) {
     end_spare(*got);
+    --out_alive_;
     ::close(conn);
     return;
   }
@@ -264,6 +267,7 @@ void PoolServer::take(int conn, const json& req) {
   x.pid = got->p.child.pid;
   x.uuid = got->uuid;
   out_.push_back(std::move(x));
+  out_alive_ = out_.size();
   ++taken_;
 }
 
@@ -311,6 +315,7 @@ void PoolServer::reap_out() {
     it->state->reaped = true;
     last_activity_ = Clock::now();
     it = out_.erase(it);
+    out_alive_ = out_.size();
   }
 }
 
@@ -367,7 +372,9 @@ void PoolServer::refill_loop() {
   std::unique_lock l(mu_);
   while (!exit_) {
     auto key = stopping_ ? std::nullopt : short_kind();
-    if (!key || Clock::now() - last_take_ < o_.refill_delay) {
+    const auto since_take = Clock::now() - last_take_;
+    if (!key || since_take < o_.refill_delay ||
+        (out_alive_ > 0 && since_take < o_.busy_refill_delay)) {
       cv_.wait_for(l, 50ms);
       continue;
     }

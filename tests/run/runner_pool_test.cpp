@@ -249,6 +249,26 @@ TEST_F(RunnerPool, ASignalEndsThePoolAndItsRunners) {
   EXPECT_EQ(a->first->death()->kind, RunnerDeath::Kind::Lost) << a->first->death()->description;
 }
 
+// A refill waits while an evaluation still holds a runner (its correctness phase would share the GPU
+// with the new context), and starts once that runner has ended.
+TEST(RunnerPoolRefill, WaitsWhileARunnerIsOutAndStartsWhenItEnds) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  test::PoolForTest pool(2, 600000);
+  ASSERT_TRUE(pool.ok()) << pool.log();
+  EXPECT_FALSE(take_pooled(fake_options()));
+  ASSERT_TRUE(pool.wait_ready(2)) << pool.log();  // nothing out: the first fill is not held back
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a) << pool.log();
+  std::this_thread::sleep_for(700ms);  // the refill polls every 50 ms: it would have started
+  auto s = pool_status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->ready, 1);
+  EXPECT_EQ(s->handed_out, 1);
+  EXPECT_EQ(s->started, 2);
+  a.reset();  // the taker drops it: the pool kills and reaps it, then refills
+  EXPECT_TRUE(pool.wait_ready(2)) << pool.log();
+}
+
 TEST(RunnerPoolDir, AFolderOpenToOthersIsRefused) {
   test::TempDir d("kevo-pool-dir");
   ::setenv("KEVO_RUNNER_POOL_DIR", (d.path / "p").c_str(), 1);

@@ -20,8 +20,9 @@ namespace kevo::test {
 
 class PoolForTest {
  public:
-  // Starts the pool (spares per kind, refills at once); ok() says whether it answers.
-  explicit PoolForTest(int spares = 2) {
+  // Starts the pool (spares per kind, refills at once, or busy_refill_ms after a take while a
+  // runner handed out is alive); ok() says whether it answers.
+  explicit PoolForTest(int spares = 2, int busy_refill_ms = 0) {
     ::setenv("KEVO_RUNNER_POOL_DIR", (dir_.path / "pool").c_str(), 1);
     ::setenv("KEVO_RUNNER_POOL", "use", 1);
     SpawnOptions so;
@@ -29,10 +30,11 @@ class PoolForTest {
     so.argv = {"/bin/sh",
                "-c",
                "exec \"$0\" runners serve --spares \"$1\" --idle-exit 120 --refill-delay-ms 0 "
-               ">>\"$2\" 2>&1",
+               "--busy-refill-delay-ms \"$3\" >>\"$2\" 2>&1",
                std::string(KEVO_BINARY_DIR) + "/bin/kevo",
                std::to_string(spares),
-               (dir_.path / "serve.log").string()};
+               (dir_.path / "serve.log").string(),
+               std::to_string(busy_refill_ms)};
     so.null_stdio = true;
     so.die_with_parent = true;
     if (auto c = spawn_process(so)) child_ = *c;

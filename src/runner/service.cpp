@@ -114,6 +114,14 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   // The state a candidate could leave behind, before any of its code runs (its static constructors
   // included): the reference every later snapshot is compared with.
   if (req.untrusted) rep.state = device_state();
+  // From here on this process is the candidate's: no spares are reused. A tool run (check/tool_run)
+  // loads a candidate without the sandbox but into the candidate's slot.
+  if (req.untrusted || req.slot == "cand") {
+    untrusted_loaded_ = true;
+    for (auto& [n, p] : spares_) cudaFree(p);
+    spares_.clear();
+    spare_bytes_ = 0;
+  }
   if (req.untrusted && !sandboxed_) {
     auto st = install_candidate_filter();
     rep.sandboxed = st.installed;
@@ -138,32 +146,64 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
 // pointers with new values (defeats caches keyed on input pointers).
 void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bool exported) {
   DevBuf& b = bufs_[key];
+  if (keeps_spares() && !exported) fresh = false;  // see keeps_spares()
   if (b.ptr && b.bytes == bytes && !fresh) return b.ptr;
-  void* p = nullptr;
   // Shift new allocations so a fresh buffer never lands exactly where the old one was.
   void* shim = nullptr;
   const size_t alloc = exported ? (std::max<size_t>(bytes, 1) + kIpcAlloc - 1) / kIpcAlloc * kIpcAlloc
                                 : std::max<size_t>(bytes, 256);
+  void* p = nullptr;
   {
     OpTrace::Scope t(trace_, OpTrace::kAlloc);
     if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, 4096 * (1 + (shift_++ % 7))));
-    CUDA_OR_FATAL(cudaMalloc(&p, alloc));
+    p = dev_alloc(alloc);
   }
   if (b.ptr || shim) {
     OpTrace::Scope t(trace_, OpTrace::kFree);
-    if (b.ptr) CUDA_OR_FATAL(cudaFree(b.ptr));
+    if (b.ptr) drop(b);
     if (shim) CUDA_OR_FATAL(cudaFree(shim));
   }
-  b.ptr = p;
-  b.bytes = bytes;
+  b = DevBuf{p, bytes, alloc, exported};
   return p;
+}
+
+void* RunnerService::dev_alloc(size_t alloc) {
+  if (auto it = spares_.find(alloc); it != spares_.end()) {
+    void* p = it->second;
+    spare_bytes_ -= alloc;
+    spares_.erase(it);
+    return p;
+  }
+  void* p = nullptr;
+  if (cudaMalloc(&p, alloc) != cudaSuccess && !spares_.empty()) {
+    (void)cudaGetLastError();  // out of memory with spares held: give them back and try again
+    for (auto& [n, q] : spares_) cudaFree(q);
+    spares_.clear();
+    spare_bytes_ = 0;
+    p = nullptr;
+  }
+  if (!p) CUDA_OR_FATAL(cudaMalloc(&p, alloc));
+  return p;
+}
+
+// A buffer this process no longer names: kept as a spare (keeps_spares()), else freed. Exported
+// ones are always freed: another process may hold a mapping of them.
+void RunnerService::drop(DevBuf& b) {
+  if (!b.ptr) return;
+  if (keeps_spares() && !b.exported && b.alloc && spare_bytes_ + b.alloc <= kSpareBytes) {
+    spares_.emplace(b.alloc, b.ptr);
+    spare_bytes_ += b.alloc;
+  } else {
+    cudaFree(b.ptr);  // as before: a failed free leaves a sticky error the next call reports
+  }
+  b.ptr = nullptr;
 }
 
 void RunnerService::release(const std::string& key) {
   auto it = bufs_.find(key);
   if (it == bufs_.end()) return;
   OpTrace::Scope t(trace_, OpTrace::kFree);
-  cudaFree(it->second.ptr);
+  drop(it->second);
   bufs_.erase(it);
 }
 
@@ -171,7 +211,7 @@ void RunnerService::release_prefix(const std::string& prefix) {
   for (auto it = bufs_.begin(); it != bufs_.end();)
     if (it->first.rfind(prefix, 0) == 0) {
       OpTrace::Scope t(trace_, OpTrace::kFree);
-      cudaFree(it->second.ptr);
+      drop(it->second);
       it = bufs_.erase(it);
     } else {
       ++it;

@@ -250,6 +250,11 @@ void RunnerService::materialize(const proto::TensorDesc& d, void* p) {
 // CUDA IPC handles travel as hex: the oracle's runner opens the candidate's buffers to compare
 // them where they lie (it only reads them; nothing of the oracle's is ever exported).
 std::string RunnerService::export_ipc(void* p) {
+  // Another process may keep it mapped: it is freed when released, never kept as a spare (the
+  // same allocation handed out again would export the same handle, which that process may still
+  // hold open).
+  for (auto& [key, b] : bufs_)
+    if (b.ptr == p) b.exported = true;
   cudaIpcMemHandle_t h;
   {
     OpTrace::Scope t(trace_, OpTrace::kExport);

@@ -53,7 +53,7 @@ struct DevBuf {
   void* ptr = nullptr;
   size_t bytes = 0;
   size_t alloc = 0;  // what cudaMalloc was asked for (>= bytes)
-  bool exported = false;
+  bool exported = false;  // asked for as one, or its IPC handle given out: never a spare
 };
 
 class RunnerService {

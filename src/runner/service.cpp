@@ -118,9 +118,7 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   // loads a candidate without the sandbox but into the candidate's slot.
   if (req.untrusted || req.slot == "cand") {
     untrusted_loaded_ = true;
-    for (auto& [n, p] : spares_) cudaFree(p);
-    spares_.clear();
-    spare_bytes_ = 0;
+    free_spares();
   }
   if (req.untrusted && !sandboxed_) {
     auto st = install_candidate_filter();
@@ -177,13 +175,17 @@ void* RunnerService::dev_alloc(size_t alloc) {
   void* p = nullptr;
   if (cudaMalloc(&p, alloc) != cudaSuccess && !spares_.empty()) {
     (void)cudaGetLastError();  // out of memory with spares held: give them back and try again
-    for (auto& [n, q] : spares_) cudaFree(q);
-    spares_.clear();
-    spare_bytes_ = 0;
+    free_spares();
     p = nullptr;
   }
   if (!p) CUDA_OR_FATAL(cudaMalloc(&p, alloc));
   return p;
+}
+
+void RunnerService::free_spares() {
+  for (auto& [n, p] : spares_) cudaFree(p);
+  spares_.clear();
+  spare_bytes_ = 0;
 }
 
 // A buffer this process no longer names: kept as a spare (keeps_spares()), else freed. Exported
@@ -248,7 +250,8 @@ void RunnerService::materialize(const proto::TensorDesc& d, void* p) {
 }
 
 // CUDA IPC handles travel as hex: the oracle's runner opens the candidate's buffers to compare
-// them where they lie (it only reads them; nothing of the oracle's is ever exported).
+// them where they lie (it only reads them), and the PyTorch bridge opens the trusted runner's
+// transfer buffers (materialize_for_export).
 std::string RunnerService::export_ipc(void* p) {
   // Another process may keep it mapped: it is freed when released, never kept as a spare (the
   // same allocation handed out again would export the same handle, which that process may still

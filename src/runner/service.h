@@ -88,6 +88,7 @@ class RunnerService {
   // context) off every later evaluation. A candidate's runner frees as before.
   void* dev_alloc(size_t alloc);
   void drop(DevBuf& b);
+  void free_spares();
   bool keeps_spares() const { return !untrusted_loaded_; }
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
   void materialize(const proto::TensorDesc& d, void* p);

@@ -74,6 +74,9 @@ struct Kind {
   std::deque<Spare> ready;
   Clock::time_point asked;
   int failures = 0;  // starts failed in a row; refills stop at 2 until the kind is asked for again
+  // The GPU of the last runner of this kind that answered hello: the next start takes its lock even
+  // when every ready runner has been handed out (only the very first start goes without).
+  std::string uuid;
 };
 
 // A runner handed out, until the pool has reaped it. Only the main thread kills or reaps (so a pid
@@ -380,8 +383,7 @@ void PoolServer::refill_loop() {
     }
     const PoolKind spec = kinds_.at(*key).spec;
     const FileId bin = kinds_.at(*key).bin;
-    std::string uuid;
-    for (const auto& s : kinds_.at(*key).ready) uuid = s.uuid;
+    const std::string uuid = kinds_.at(*key).uuid;
     l.unlock();
     auto spare = start_spare(spec, uuid);
     l.lock();
@@ -399,6 +401,7 @@ void PoolServer::refill_loop() {
     }
     ++started_;
     it->second.failures = 0;
+    it->second.uuid = spare->uuid;
     it->second.ready.push_back(std::move(*spare));
   }
 }

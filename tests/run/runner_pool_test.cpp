@@ -2,6 +2,7 @@
 // once and fresh, their deaths classified as if they were the taker's own children, and the pool
 // ending what a taker leaves behind. The pool is the built `kevo runners serve` in its own process.
 #include "run/runner_pool.h"
+#include "util/gpu_lock.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -42,7 +43,7 @@ while True:
         m[0:5] = b'hello'
         m.close()
     out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid()}
-    if cmd == 'hello': out.update({'name': 'Fake GPU', 'uuid': ''})
+    if cmd == 'hello': out.update({'name': 'Fake GPU', 'uuid': os.environ.get('FAKE_GPU_UUID', '')})
     out = json.dumps(out).encode()
     rep.write(struct.pack('<I', len(out)) + out)
 )";
@@ -267,6 +268,35 @@ TEST(RunnerPoolRefill, WaitsWhileARunnerIsOutAndStartsWhenItEnds) {
   EXPECT_EQ(s->started, 2);
   a.reset();  // the taker drops it: the pool kills and reaps it, then refills
   EXPECT_TRUE(pool.wait_ready(2)) << pool.log();
+}
+
+// A refill takes the GPU's shared lock even when every ready runner has been handed out (it knows
+// the GPU from the runners it started before), so a new context never lands in a timing.
+TEST(RunnerPoolRefill, WaitsForTheGpuLockWhenNoneIsReady) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  test::TempDir locks("kevo-pool-locks");
+  ::setenv("KEVO_LOCK_DIR", locks.path.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("KEVO_LOCK_DIR"); }
+  } unset;
+  RunnerOptions o = fake_options();
+  o.env["FAKE_GPU_UUID"] = "GPU-pool-test";
+  test::PoolForTest pool(1);  // one spare: taking it leaves none ready
+  ASSERT_TRUE(pool.ok()) << pool.log();
+  EXPECT_FALSE(take_pooled(o));
+  ASSERT_TRUE(pool.wait_ready(1)) << pool.log();
+  {
+    auto timing = GpuLock::acquire("GPU-pool-test", 5s);  // what a timing session holds
+    ASSERT_TRUE(timing) << timing.error().message;
+    auto a = take_pooled(o);
+    ASSERT_TRUE(a) << pool.log();
+    std::this_thread::sleep_for(700ms);
+    auto s = pool_status();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->started, 1) << "a runner started while the GPU was being timed";
+    EXPECT_EQ(s->ready, 0);
+  }
+  EXPECT_TRUE(pool.wait_ready(1)) << pool.log();  // the lock is free: the refill goes on
 }
 
 TEST(RunnerPoolDir, AFolderOpenToOthersIsRefused) {

@@ -20,14 +20,15 @@ using namespace std::chrono_literals;
 struct DevCompare {
   std::vector<Comparison> outs, runs;
   std::vector<uint64_t> input_diffs;
+  std::string out_of_bounds;  // the candidate's runner named a buffer outside its allocation
 };
 
 // The candidate's outputs (IPC handles) against the trusted runner's base/out/<name>; with
 // `snapshot` a copy is kept there (snap/<name>), with `vs_snapshot` also compared with that copy
 // (two runs of the same inputs must agree); inputs byte for byte against base/in/<name>.
 Result<DevCompare> compare_dev(EvalSession& s, const Tolerance& tol, const std::vector<proto::TensorDesc>& outs,
-                               const std::vector<std::string>& out_ipc, const std::vector<proto::TensorDesc>* ins,
-                               const std::vector<std::string>* in_ipc, bool check_poison, bool snapshot,
+                               const std::vector<proto::IpcBuffer>& out_ipc, const std::vector<proto::TensorDesc>* ins,
+                               const std::vector<proto::IpcBuffer>* in_ipc, bool check_poison, bool snapshot,
                                bool vs_snapshot) {
   // The handles come from the candidate's runner: as many as asked for, or nothing is compared.
   if (out_ipc.size() != outs.size() || (ins && in_ipc->size() != ins->size()))
@@ -45,6 +46,7 @@ Result<DevCompare> compare_dev(EvalSession& s, const Tolerance& tol, const std::
     for (size_t i = 0; i < ins->size(); ++i) q.inputs.push_back({(*in_ipc)[i], (*ins)[i].nbytes, "base/in/" + (*ins)[i].name});
   auto r = s.trusted->call(q, s.opts.call_timeout * 3);
   if (!r) return fail("the oracle's comparison failed: {}", r.error().message);
+  if (!r->out_of_bounds.empty()) return DevCompare{{}, {}, {}, r->out_of_bounds};
   if (r->outputs.size() != outs.size() || r->inputs.size() != q.inputs.size())
     return fail("the oracle's comparison answered for {} outputs and {} inputs of {} and {}", r->outputs.size(),
                 r->inputs.size(), outs.size(), q.inputs.size());
@@ -164,6 +166,12 @@ bool draw_on_device(EvalSession& s, Oracle& oracle, const ResolvedConfig& rc, in
       s.v.set(Outcome::InfraError, Reason::kCompare, dc.error().message);
       return false;
     }
+    if (!dc->out_of_bounds.empty()) {
+      fail_config(s, cc, Outcome::Unsafe, Reason::kGuard,
+                  fmt::format("{}: the candidate's runner exported a buffer outside its own allocation ({})", where,
+                              dc->out_of_bounds));
+      break;
+    }
     judge_dev(s, cc, *dc, *gins, odescs, where, fmt::format("config '{}' seed {}", c.name, seed_index));
     if (cc.ok) ++cc.draws;
   }
@@ -279,9 +287,11 @@ bool any_over_host_budget(const EvalSession& s) {
 }
 
 Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const std::vector<proto::TensorDesc>& outs,
-                         const std::vector<std::string>& outputs_ipc) {
+                         const std::vector<proto::IpcBuffer>& outputs_ipc) {
   auto dc = compare_dev(s, r.tolerance, outs, outputs_ipc, nullptr, nullptr, true, false, false);
   if (!dc) return dc.unexpected();
+  if (!dc->out_of_bounds.empty())
+    return fail("the candidate's runner exported a buffer outside its own allocation ({})", dc->out_of_bounds);
   for (size_t o = 0; o < dc->outs.size(); ++o)
     if (!dc->outs[o].ok)
       return fail("output '{}': {}", outs[o].name, dc->outs[o].describe(outs[o].shape));

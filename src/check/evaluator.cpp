@@ -401,10 +401,32 @@ bool oracle_phase(EvalSession& s) {
   return s.oracle != nullptr;
 }
 
+// The slab the candidate's runner reserves before loading it (proto::LoadRequest): the L2 flush,
+// the timed batches' sums, and for the largest config three sets of its buffers (a draw's, the
+// moved draw's, and the next config's as it replaces them), each buffer rounded to the slab's
+// alignment. What does not fit is allocated as before; a task past kMaxSlab gets none (its kernels
+// run for milliseconds, and a multi-GiB block is memory a second evaluation may need).
+uint64_t slab_bytes(const EvalSession& s) {
+  constexpr uint64_t kMaxSlab = uint64_t(4) << 30, kAlign = 4096;
+  uint64_t largest = 0;
+  for (const Config& c : s.task.configs) {
+    auto r = s.task.resolve(c);
+    if (!r) continue;
+    uint64_t set = r->workspace_bytes + kAlign;
+    for (const auto* list : {&r->inputs, &r->outputs})
+      for (const auto& t : *list) set += t.nbytes + kAlign;
+    largest = std::max(largest, set);
+  }
+  const uint64_t bytes = 2 * s.hello.l2_bytes + (uint64_t(8) << 20) + (uint64_t(4) << 20) + 3 * largest;
+  return bytes > kMaxSlab ? 0 : bytes;
+}
+
 // The candidate's library into its own runner, which gets the seccomp filter first; nothing else
 // is ever loaded there.
 bool load_phase(EvalSession& s) {
-  auto l = s.cand->call(proto::LoadRequest{"cand", s.cand_so->so_path.string(), true}, 60s);
+  proto::LoadRequest q{"cand", s.cand_so->so_path.string(), true};
+  q.reserve_bytes = s.opts.device_data ? slab_bytes(s) : 0;
+  auto l = s.cand->call(q, 60s);
   if (!l && !l.answered()) {
     classify_death(s.v, *s.cand, nullptr, "loading the candidate");
     return false;
@@ -488,7 +510,7 @@ void timing_phase(EvalSession& s) {
   ts.call_timeout = s.opts.call_timeout;
   if (!ts.has_baseline && s.dev_data)
     ts.validate_last = [&s, &rc](const std::vector<proto::TensorDesc>& ins, const std::vector<proto::TensorDesc>& outs,
-                                 const std::vector<std::string>& ipc) -> Status {
+                                 const std::vector<proto::IpcBuffer>& ipc) -> Status {
       KEVO_TRY(s.oracle->device_outputs(*rc.config, ins, outs));
       return compare_on_device(s, rc, outs, ipc);
     };

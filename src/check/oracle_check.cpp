@@ -204,10 +204,11 @@ Result<std::vector<Comparison>> compare_lent(DeviceRig& rig, const std::vector<p
   if (ipc.size() != outs.size()) return fail("the second runner lent {} buffers for {} outputs", ipc.size(), outs.size());
   proto::CompareRequest q{atol, rtol};
   for (size_t i = 0; i < outs.size(); ++i)
-    q.outputs.push_back({ipc[i], outs[i].dtype, std::nullopt, outs[i].numel, outs[i].nbytes, ref_prefix + outs[i].name,
+    q.outputs.push_back({proto::IpcBuffer{ipc[i], 0}, outs[i].dtype, std::nullopt, outs[i].numel, outs[i].nbytes, ref_prefix + outs[i].name,
                          outs[i].nbytes, true});
   auto r = rig.trusted->call(q, timeout);
   if (!r) return fail("the oracle's runner could not compare the two runs: {}", r.error().message);
+  if (!r->out_of_bounds.empty()) return fail("the oracle's runner could not map a lent buffer: {}", r->out_of_bounds);
   if (r->outputs.size() != outs.size())
     return fail("the oracle's runner compared {} of {} outputs", r->outputs.size(), outs.size());
   std::vector<Comparison> cmps;

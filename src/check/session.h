@@ -92,7 +92,7 @@ bool any_over_host_budget(const EvalSession& s);
 // The candidate's outputs (their IPC handles) on config `r` against the reference outputs the oracle
 // left in the trusted runner (base/out/<name>), element by element.
 Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const std::vector<proto::TensorDesc>& outputs,
-                         const std::vector<std::string>& outputs_ipc);
+                         const std::vector<proto::IpcBuffer>& outputs_ipc);
 
 // This eval's hold on its GPU (util/gpu_lock.h): Exclusive for timing, Shared for correctness
 // checks. Waits (saying so once) while another kevo process holds it the other way; the wait goes

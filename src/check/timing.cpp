@@ -63,7 +63,7 @@ struct Series {
   std::vector<double> call_ms;
   // First flush of each batch that directly followed a candidate batch, and every other flush.
   std::vector<double> flush_after_cand_ms, other_flush_ms;
-  std::vector<std::string> outputs_ipc;
+  std::vector<proto::IpcBuffer> outputs_ipc;
   const char* name() const {
     return kind == SeriesKind::Candidate ? "the candidate" : kind == SeriesKind::Baseline ? "the baseline" : "the work around calls";
   }
@@ -375,7 +375,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
     q.outputs.push_back({cand.outputs_ipc[o], outputs_[o].dtype, std::nullopt, outputs_[o].numel, outputs_[o].nbytes,
                          "tb/base/out/" + outputs_[o].name, outputs_[o].nbytes, true});
   auto r = s_.trusted->call(q, s_.call_timeout * 3);
-  if (r && r->outputs.size() != outputs_.size())
+  if (r && r->out_of_bounds.empty() && r->outputs.size() != outputs_.size())
     r = CallError{Error{fmt::format("the comparison answered for {} of {} outputs", r->outputs.size(), outputs_.size())},
                   std::nullopt, true};
   if (!r) {
@@ -384,6 +384,12 @@ bool TimingRun::check_last_output(uint64_t last_call) {
       return false;
     }
     v_.set(Outcome::InfraError, Reason::kCompare, fmt::format("{}: {}", where_, r.error().message));
+    return false;
+  }
+  if (!r->out_of_bounds.empty()) {
+    v_.set(Outcome::Unsafe, Reason::kGuard,
+           fmt::format("{}: the candidate's runner exported a timed output outside its own allocation ({})", where_,
+                       r->out_of_bounds));
     return false;
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {

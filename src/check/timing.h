@@ -53,7 +53,7 @@ struct TimingSetup {
   // Without a baseline: validates the candidate's last timed output (its inputs' descriptors and
   // the output buffers' IPC handles) against the oracle; empty: not validated (flagged).
   std::function<Status(const std::vector<proto::TensorDesc>& inputs, const std::vector<proto::TensorDesc>& outputs,
-                       const std::vector<std::string>& outputs_ipc)>
+                       const std::vector<proto::IpcBuffer>& outputs_ipc)>
       validate_last;
 };
 

@@ -97,7 +97,7 @@ void from_json(const json& j, TimeBatchReply& r) {
   r.threads_before = j.value("threads_before", 0);
   r.threads_after = j.value("threads_after", 0);
   r.violations = j.value("violations", std::vector<Violation>{});
-  r.outputs_ipc = j.value("outputs_ipc", std::vector<std::string>{});
+  r.outputs_ipc = j.value("outputs_ipc", std::vector<IpcBuffer>{});
   if (j.contains("state_before")) r.state_before = j["state_before"].get<DeviceState>();
   if (j.contains("state_after")) r.state_after = j["state_after"].get<DeviceState>();
 }
@@ -107,12 +107,14 @@ void from_json(const json&, HelloRequest&) {}
 
 void to_json(json& j, const LoadRequest& r) {
   j = json{{"cmd", LoadRequest::kCmd}, {"slot", r.slot}, {"path", r.path}, {"untrusted", r.untrusted}};
+  if (r.reserve_bytes) j["reserve_bytes"] = r.reserve_bytes;
 }
 
 void from_json(const json& j, LoadRequest& r) {
   r.slot = j.at("slot").get<std::string>();
   r.path = j.at("path").get<std::string>();
   r.untrusted = j.value("untrusted", false);
+  r.reserve_bytes = j.value("reserve_bytes", uint64_t(0));
 }
 
 void to_json(json& j, const LoadReply& r) {
@@ -190,8 +192,8 @@ void from_json(const json& j, RunReply& r) {
   r.threads_after = j.value("threads_after", 0);
   r.launch_error = j.value("launch_error", std::string());
   r.violations = j.value("violations", std::vector<Violation>{});
-  r.outputs_ipc = j.value("outputs_ipc", std::vector<std::string>{});
-  r.inputs_ipc = j.value("inputs_ipc", std::vector<std::string>{});
+  r.outputs_ipc = j.value("outputs_ipc", std::vector<IpcBuffer>{});
+  r.inputs_ipc = j.value("inputs_ipc", std::vector<IpcBuffer>{});
 }
 
 namespace {
@@ -244,7 +246,7 @@ void to_json(json& j, const CompareOutput& o) {
 }
 
 void from_json(const json& j, CompareOutput& o) {
-  o.ipc = j.at("ipc").get<std::string>();
+  o.ipc = j.at("ipc").get<IpcBuffer>();
   o.dtype = j.at("dtype").get<int>();
   o.numel = j.at("numel").get<int64_t>();
   o.nbytes = j.at("nbytes").get<uint64_t>();
@@ -260,7 +262,7 @@ void from_json(const json& j, CompareOutput& o) {
 void to_json(json& j, const CompareInput& i) { j = json{{"ipc", i.ipc}, {"nbytes", i.nbytes}, {"ref", i.ref}}; }
 
 void from_json(const json& j, CompareInput& i) {
-  i.ipc = j.at("ipc").get<std::string>();
+  i.ipc = j.at("ipc").get<IpcBuffer>();
   i.nbytes = j.at("nbytes").get<uint64_t>();
   i.ref = j.at("ref").get<std::string>();
 }

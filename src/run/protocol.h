@@ -113,7 +113,11 @@ void to_json(json& j, const HelloRequest& r);
 void from_json(const json& j, HelloRequest& r);
 
 // load: dlopen `path` into `slot`. An untrusted library gets the seccomp filter first (once per
-// process) and the device state is snapshot before any of its code runs.
+// process) and the device state is snapshot before any of its code runs. `reserve_bytes`: the
+// runner first allocates one block of about that size (its slab) and places its buffers in it
+// from then on: a candidate's ~20 buffers per evaluation then cost no driver calls (a cudaMalloc
+// waits ~4 ms while another process makes its CUDA context), and the oracle's runner maps the
+// slab once instead of every buffer. 0: every buffer its own allocation.
 struct LoadReply {
   int threads_before = 0, threads_after = 0;  // around dlopen: a static constructor's thread
   // The filter, on the wire "sandbox": true (installed now), an error string (it could not be),
@@ -129,9 +133,20 @@ struct LoadRequest {
   using Reply = LoadReply;
   std::string slot, path;
   bool untrusted = false;
+  uint64_t reserve_bytes = 0;
 };
 void to_json(json& j, const LoadRequest& r);
 void from_json(const json& j, LoadRequest& r);
+
+// A device buffer of another process, as CUDA IPC gives it: the handle of its allocation (hex)
+// and where in that allocation it starts (a slab's buffers share one allocation). The importer
+// checks offset + size against the allocation it mapped (an untrusted exporter may claim any).
+struct IpcBuffer {
+  std::string handle;
+  uint64_t offset = 0;
+  bool operator==(const IpcBuffer&) const = default;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IpcBuffer, handle, offset)
 
 // run: one correctness call of `slot`. Inputs drawn from their gen (device data) or copied from
 // the arena (host data); outputs and workspace poisoned first, the L2 flushed, then one call.
@@ -144,7 +159,7 @@ struct RunReply {
   int threads_before = 0, threads_after = 0;
   std::string launch_error;
   std::vector<Violation> violations;
-  std::vector<std::string> outputs_ipc, inputs_ipc;  // keep + export_ipc, in descriptor order
+  std::vector<IpcBuffer> outputs_ipc, inputs_ipc;  // keep + export_ipc, in descriptor order
 };
 void to_json(json& j, const RunReply& r);
 void from_json(const json& j, RunReply& r);
@@ -199,7 +214,7 @@ struct TimeBatchReply {
   double span_ms = 0, after_stream_ms = 0, after_stream_cpu_ms = 0;
   int threads_before = 0, threads_after = 0;
   std::vector<Violation> violations;
-  std::vector<std::string> outputs_ipc;    // when export_outputs
+  std::vector<IpcBuffer> outputs_ipc;      // when export_outputs
   std::optional<DeviceState> state_before, state_after;
 };
 void to_json(json& j, const TimeBatchReply& r);
@@ -229,7 +244,7 @@ void from_json(const json& j, CompareCounts& c);
 
 // compare: buffers of another process (IPC handles) against this runner's own buffers.
 struct CompareOutput {
-  std::string ipc;
+  IpcBuffer ipc;
   int dtype = 0;
   std::optional<int> ref_dtype;  // the reference's dtype when it differs from `dtype`
   int64_t numel = 0;
@@ -243,7 +258,7 @@ struct CompareOutput {
 void to_json(json& j, const CompareOutput& o);
 void from_json(const json& j, CompareOutput& o);
 struct CompareInput {
-  std::string ipc;
+  IpcBuffer ipc;
   uint64_t nbytes = 0;
   std::string ref;
 };
@@ -262,8 +277,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputDiff, differing_bytes)
 struct CompareReply {
   std::vector<CompareOutputResult> outputs;  // in request order
   std::vector<InputDiff> inputs;
+  // A buffer that does not lie inside the allocation its handle maps (offset + size past its end):
+  // nothing was compared. Only a runner that lies about its buffers sends such a reference.
+  std::string out_of_bounds;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompareReply, outputs, inputs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompareReply, outputs, inputs, out_of_bounds)
 struct CompareRequest {
   static constexpr const char* kCmd = "compare";
   using Reply = CompareReply;

@@ -1,3 +1,6 @@
+#include <cuda.h>
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "runner/device_data.h"
@@ -11,20 +14,50 @@ unsigned char poison_byte(int poison) { return poison == 0 ? 0xFF : 0x7F; }
 
 }  // namespace
 
-RunnerService::Ipc::~Ipc() {
-  if (owned_ && ptr_) cudaIpcCloseMemHandle(ptr_);
+namespace {
+
+// The size of the allocation `p` lies in, as this process's driver maps it (cuMemGetAddressRange,
+// reached through the runtime: the runner does not link libcuda itself); 0 when it cannot say.
+size_t mapped_bytes(void* p) {
+  using Fn = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+  static Fn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    (void)cudaGetLastError();
+    return reinterpret_cast<Fn>(f);
+  }();
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (!fn || fn(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return 0;
+  return size - static_cast<size_t>(reinterpret_cast<CUdeviceptr>(p) - base);
 }
 
-RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes) {
+}  // namespace
+
+void* RunnerService::open_ipc(const proto::IpcBuffer& b, size_t bytes, std::string& out_of_bounds) {
+  auto at = [&](OpenIpc& o) -> void* {
+    if (b.offset > o.bytes || bytes > o.bytes - b.offset) {
+      out_of_bounds = fmt::format("{} bytes at offset {} of an allocation of {}", bytes, b.offset, o.bytes);
+      return nullptr;
+    }
+    return static_cast<char*>(o.ptr) + b.offset;
+  };
   for (auto it = ipc_open_.begin(); it != ipc_open_.end(); ++it)
-    if (it->hex == hex) {
+    if (it->hex == b.handle) {
       ipc_open_.splice(ipc_open_.begin(), ipc_open_, it);
-      return Ipc(it->ptr, false);
+      return at(ipc_open_.front());
     }
   cudaIpcMemHandle_t h{};
-  if (hex.size() != 2 * sizeof h.reserved) throw Fatal{"bad IPC handle"};
+  if (b.handle.size() != 2 * sizeof h.reserved ||
+      b.handle.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    out_of_bounds = "not an IPC handle";
+    return nullptr;
+  }
   for (size_t i = 0; i < sizeof h.reserved; ++i)
-    h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    h.reserved[i] = static_cast<char>(std::stoi(b.handle.substr(2 * i, 2), nullptr, 16));
   void* ptr = nullptr;
   auto open = [&] {
     OpTrace::Scope t(trace_, OpTrace::kOpen);
@@ -37,6 +70,11 @@ RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes)
     e = open();
   }
   if (e != cudaSuccess) throw Fatal{"cudaIpcOpenMemHandle: " + cuda_err(e), e};
+  const size_t mapped = mapped_bytes(ptr);
+  if (!mapped) {
+    cudaIpcCloseMemHandle(ptr);
+    throw Fatal{"cuMemGetAddressRange: the size of a mapped IPC allocation is unknown"};
+  }
   size_t kept = 0;
   for (const auto& o : ipc_open_) kept += o.bytes;
   while (!ipc_open_.empty() && (ipc_open_.size() >= kOpenIpcKept || kept > kOpenIpcBytes)) {
@@ -45,8 +83,8 @@ RunnerService::Ipc RunnerService::open_ipc(const std::string& hex, size_t bytes)
     cudaIpcCloseMemHandle(ipc_open_.back().ptr);
     ipc_open_.pop_back();
   }
-  ipc_open_.push_front({hex, ptr, bytes});
-  return Ipc(ptr, false);
+  ipc_open_.push_front({b.handle, ptr, mapped});
+  return at(ipc_open_.front());
 }
 
 void RunnerService::close_ipc() {
@@ -188,9 +226,11 @@ Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& 
     return it->second.ptr;
   };
   proto::CompareReply rep;
+  // Opened one at a time (a new mapping may close older ones); a reference outside its
+  // allocation ends the comparison with nothing read there, and the checker believes none of it.
   for (const auto& d : req.outputs) {
-    const Ipc ipc = open_ipc(d.ipc, d.nbytes);
-    void* got = ipc.get();
+    void* got = open_ipc(d.ipc, d.nbytes, rep.out_of_bounds);
+    if (!got) return rep;
     const int rdt = d.ref_dtype.value_or(d.dtype);
     kevo::dev::CompareResult c, cr;
     CUDA_OR_FATAL(kevo::dev::compare(got, d.dtype, ref(d.ref, d.ref_nbytes), rdt, d.numel, req.atol, req.rtol,
@@ -209,8 +249,8 @@ Result<proto::CompareReply> RunnerService::compare(const proto::CompareRequest& 
     rep.outputs.push_back(o);
   }
   for (const auto& d : req.inputs) {
-    const Ipc ipc = open_ipc(d.ipc, d.nbytes);
-    void* got = ipc.get();
+    void* got = open_ipc(d.ipc, d.nbytes, rep.out_of_bounds);
+    if (!got) return rep;
     uint64_t diff = 0;
     CUDA_OR_FATAL(kevo::dev::count_differing_bytes(got, ref(d.ref, d.nbytes), d.nbytes, stream_, &diff));
     rep.inputs.push_back({diff});
@@ -228,12 +268,12 @@ Result<proto::MaterializeReply> RunnerService::materialize_for_export(const prot
     materialize(d, p);
     void* x = buffer("xfer/in/" + d.name, d.nbytes, false);
     CUDA_OR_FATAL(cudaMemcpy(x, p, d.nbytes, cudaMemcpyDeviceToDevice));
-    rep.inputs_ipc.push_back(export_ipc(x));
+    rep.inputs_ipc.push_back(export_ipc(x).handle);  // the trusted runner has no slab: offset 0
   }
   for (const auto& d : req.outputs) {
     void* x = buffer("xfer/out/" + d.name, d.nbytes, false);
     CUDA_OR_FATAL(cudaMemset(x, 0xFF, d.nbytes));
-    rep.outputs_ipc.push_back(export_ipc(x));
+    rep.outputs_ipc.push_back(export_ipc(x).handle);
   }
   CUDA_OR_FATAL(cudaDeviceSynchronize());
   return rep;

@@ -120,6 +120,7 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
     untrusted_loaded_ = true;
     free_spares();
   }
+  if (req.untrusted && req.reserve_bytes && !slab_) reserve_slab(req.reserve_bytes);
   if (req.untrusted && !sandboxed_) {
     auto st = install_candidate_filter();
     rep.sandboxed = st.installed;
@@ -147,13 +148,20 @@ void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bo
   if (keeps_spares() && !exported) fresh = false;  // see keeps_spares()
   if (b.ptr && b.bytes == bytes && !fresh) return b.ptr;
   // Shift new allocations so a fresh buffer never lands exactly where the old one was.
+  const size_t shift = fresh ? 4096 * (1 + (shift_++ % 7)) : 0;
+  if (slab_)  // the old buffer is still held: the new one cannot land where it was
+    if (auto at = slab_->take(bytes, shift)) {
+      if (b.ptr) drop(b);
+      b = DevBuf{static_cast<char*>(slab_base_) + *at, bytes, 0, exported, true};
+      return b.ptr;
+    }
   void* shim = nullptr;
   const size_t alloc = exported ? (std::max<size_t>(bytes, 1) + kIpcAlloc - 1) / kIpcAlloc * kIpcAlloc
                                 : std::max<size_t>(bytes, 256);
   void* p = nullptr;
   {
     OpTrace::Scope t(trace_, OpTrace::kAlloc);
-    if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, 4096 * (1 + (shift_++ % 7))));
+    if (fresh) CUDA_OR_FATAL(cudaMalloc(&shim, shift));
     p = dev_alloc(alloc);
   }
   if (b.ptr || shim) {
@@ -161,8 +169,25 @@ void* RunnerService::buffer(const std::string& key, size_t bytes, bool fresh, bo
     if (b.ptr) drop(b);
     if (shim) CUDA_OR_FATAL(cudaFree(shim));
   }
-  b = DevBuf{p, bytes, alloc, exported};
+  b = DevBuf{p, bytes, alloc, exported, false};
   return p;
+}
+
+// Made before the candidate's code runs (its load), so where the slab lies and what it holds are
+// the runner's choice. No slab when the device cannot spare it: every buffer is then its own
+// allocation, as without one.
+void RunnerService::reserve_slab(uint64_t bytes) {
+  const uint64_t size = (bytes + kIpcAlloc - 1) / kIpcAlloc * kIpcAlloc;
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || size > free_b / 2) return (void)cudaGetLastError();
+  void* p = nullptr;
+  {
+    OpTrace::Scope t(trace_, OpTrace::kAlloc);
+    if (cudaMalloc(&p, size) != cudaSuccess) return (void)cudaGetLastError();
+  }
+  slab_base_ = p;
+  slab_handle_ = ipc_handle(p);
+  slab_.emplace(size, 256);
 }
 
 void* RunnerService::dev_alloc(size_t alloc) {
@@ -192,7 +217,9 @@ void RunnerService::free_spares() {
 // ones are always freed: another process may hold a mapping of them.
 void RunnerService::drop(DevBuf& b) {
   if (!b.ptr) return;
-  if (keeps_spares() && !b.exported && b.alloc && spare_bytes_ + b.alloc <= kSpareBytes) {
+  if (b.in_slab) {
+    slab_->give(static_cast<uint64_t>(static_cast<char*>(b.ptr) - static_cast<char*>(slab_base_)));
+  } else if (keeps_spares() && !b.exported && b.alloc && spare_bytes_ + b.alloc <= kSpareBytes) {
     spares_.emplace(b.alloc, b.ptr);
     spare_bytes_ += b.alloc;
   } else {
@@ -252,12 +279,7 @@ void RunnerService::materialize(const proto::TensorDesc& d, void* p) {
 // CUDA IPC handles travel as hex: the oracle's runner opens the candidate's buffers to compare
 // them where they lie (it only reads them), and the PyTorch bridge opens the trusted runner's
 // transfer buffers (materialize_for_export).
-std::string RunnerService::export_ipc(void* p) {
-  // Another process may keep it mapped: it is freed when released, never kept as a spare (the
-  // same allocation handed out again would export the same handle, which that process may still
-  // hold open).
-  for (auto& [key, b] : bufs_)
-    if (b.ptr == p) b.exported = true;
+std::string RunnerService::ipc_handle(void* p) {
   cudaIpcMemHandle_t h;
   {
     OpTrace::Scope t(trace_, OpTrace::kExport);
@@ -271,6 +293,19 @@ std::string RunnerService::export_ipc(void* p) {
     s += hx[c & 15];
   }
   return s;
+}
+
+proto::IpcBuffer RunnerService::export_ipc(void* p) {
+  // Another process may keep it mapped: it is freed when released, never kept as a spare (the
+  // same allocation handed out again would export the same handle, which that process may still
+  // hold open).
+  for (auto& [key, b] : bufs_)
+    if (b.ptr == p) {
+      b.exported = true;
+      if (b.in_slab)
+        return {slab_handle_, static_cast<uint64_t>(static_cast<char*>(p) - static_cast<char*>(slab_base_))};
+    }
+  return {ipc_handle(p), 0};
 }
 
 }  // namespace kevo::runner

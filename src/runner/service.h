@@ -11,6 +11,7 @@
 #include <chrono>
 #include <list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "run/channel.h"
 #include "run/protocol.h"
 #include "runner/op_trace.h"
+#include "runner/slab.h"
 
 namespace kevo::runner {
 
@@ -54,6 +56,7 @@ struct DevBuf {
   size_t bytes = 0;
   size_t alloc = 0;  // what cudaMalloc was asked for (>= bytes)
   bool exported = false;  // asked for as one, or its IPC handle given out: never a spare
+  bool in_slab = false;   // placed in the slab (ptr - slab base is its offset there)
 };
 
 class RunnerService {
@@ -90,9 +93,13 @@ class RunnerService {
   void drop(DevBuf& b);
   void free_spares();
   bool keeps_spares() const { return !untrusted_loaded_; }
+  // The slab (proto::LoadRequest::reserve_bytes): one allocation made and exported before the
+  // candidate is loaded, where buffer() places everything it can from then on.
+  void reserve_slab(uint64_t bytes);
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
   void materialize(const proto::TensorDesc& d, void* p);
-  std::string export_ipc(void* p);
+  proto::IpcBuffer export_ipc(void* p);
+  std::string ipc_handle(void* p);  // the allocation's handle, as hex
 
   // data_plane.cpp: correctness calls and the comparisons of the oracle's runner
   struct Call {
@@ -111,26 +118,16 @@ class RunnerService {
   Result<proto::ReleaseReply> release_prefixes(const proto::ReleaseRequest& req);
   std::string check_arena(uint64_t arena_size);
   void flush_l2();
-  // Another process's buffer through CUDA IPC. It stays mapped for the next comparisons of it (the
-  // same buffers come back for every draw of a config; opening one costs ~1 ms, a GiB-sized one
-  // more, and waits for any CUDA context another process is creating): at most kOpenIpcKept of
-  // them and kOpenIpcBytes beside the one just opened (a mapping keeps a buffer its process has
-  // freed alive), all closed by any release request. Exporters allocate in kIpcAlloc units; one
-  // that does not (a hostile runner's packed buffers) gets cudaErrorAlreadyMapped, and then
-  // nothing stays mapped but the buffer asked for.
-  class Ipc {
-   public:
-    Ipc(void* p, bool owned) : ptr_(p), owned_(owned) {}
-    Ipc(const Ipc&) = delete;
-    Ipc& operator=(const Ipc&) = delete;
-    ~Ipc();
-    void* get() const { return ptr_; }
-
-   private:
-    void* ptr_;
-    bool owned_;
-  };
-  Ipc open_ipc(const std::string& hex, size_t bytes);
+  // Another process's buffer through CUDA IPC: its allocation mapped, plus the buffer's offset
+  // there. The mapping stays for the next comparisons (the same slab or buffers come back for
+  // every draw of a config; opening one costs ~1 ms, a GiB-sized one more, and waits for any CUDA
+  // context another process is creating): at most kOpenIpcKept allocations and kOpenIpcBytes beside
+  // the one just opened (a mapping keeps memory its process has freed alive), all closed by any
+  // release request. Exporters allocate in kIpcAlloc units or slabs; one that does not (a hostile
+  // runner's packed buffers) gets cudaErrorAlreadyMapped, and then nothing stays mapped but the
+  // allocation asked for. nullptr, with `out_of_bounds` saying why, when offset + bytes does not lie
+  // inside the mapped allocation (the exporter lied; nothing is read).
+  void* open_ipc(const proto::IpcBuffer& b, size_t bytes, std::string& out_of_bounds);
   void close_ipc();
   static constexpr size_t kOpenIpcKept = 32, kOpenIpcBytes = size_t(8) << 30;
   // The driver calls of the request being served (runner/op_trace.h).
@@ -154,7 +151,7 @@ class RunnerService {
   struct OpenIpc {
     std::string hex;
     void* ptr = nullptr;
-    size_t bytes = 0;
+    size_t bytes = 0;  // the mapped allocation's size (the driver's, not the exporter's word)
   };
   std::list<OpenIpc> ipc_open_;  // the last used first
   size_t alloc_limit_ = size_t(8) << 30;
@@ -162,6 +159,9 @@ class RunnerService {
   uint64_t shift_ = 0, round_ = 0;
   bool sandboxed_ = false;
   bool untrusted_loaded_ = false;
+  std::optional<Slab> slab_;
+  void* slab_base_ = nullptr;
+  std::string slab_handle_;  // its IPC handle, exported before the candidate was loaded
   std::multimap<size_t, void*> spares_;  // released buffers by allocation size (keeps_spares())
   size_t spare_bytes_ = 0;
   static constexpr size_t kSpareBytes = size_t(16) << 30;

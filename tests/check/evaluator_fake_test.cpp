@@ -189,6 +189,17 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"hang", Outcome::Timeout, Reason::kTimeout}),
     [](const auto& i) { return i.param.behaviour; });
 
+// A candidate's runner that names a buffer outside the allocation it exported (as one with a slab
+// could, by any offset) gets nothing compared: the oracle's runner refuses to read it, and the
+// verdict is the candidate's (unsafe), not the checker's infra error.
+TEST_F(FakeRunnerTiming, ABufferNamedOutsideItsAllocationIsUnsafe) {
+  Verdict v = evaluate(task_, fake_candidate(base_, "bad_offset", 1, 3));
+  EXPECT_EQ(v.outcome, Outcome::Unsafe) << v.to_text();
+  EXPECT_EQ(v.reason, Reason::kGuard) << v.to_text();
+  EXPECT_NE(v.message.find("outside its own allocation"), std::string::npos) << v.to_text();
+  EXPECT_NE(v.message.find("at offset 1099511627776"), std::string::npos) << v.to_text();
+}
+
 // Timing batches one call and 2k calls first, and where the checker's clock then disagrees with the
 // candidate's events, times again with k and 2k calls: an honest kernel that one-call batches
 // misread passes on the second session's figures; a forger is caught by both.

@@ -3,6 +3,7 @@
 // (through CUDA IPC) agrees with check/compare.cpp on the same data. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "check/compare.h"
@@ -41,7 +42,8 @@ bool have_gpu() {
   return r && r->ok() && r->out.find("GPU") != std::string::npos;
 }
 
-std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so) {
+// reserve > 0: loaded as a candidate is (untrusted) into a slab of that many bytes.
+std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so, uint64_t reserve = 0) {
   if (const char* b = getenv("KEVO_BUILD"); b && *b && !getenv("KEVO_RUNNER"))
     setenv("KEVO_RUNNER", (fs::path(b) / "bin" / "kevo-runner").c_str(), 1);
   else if (!getenv("KEVO_RUNNER"))
@@ -49,7 +51,9 @@ std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so) {
   auto r = RunnerClient::start({});
   EXPECT_TRUE(r) << (r ? "" : r.error().message);
   if (!r) return nullptr;
-  auto l = (*r)->call(proto::LoadRequest{"cand", so.string()}, 60s);
+  proto::LoadRequest q{"cand", so.string(), reserve > 0};
+  q.reserve_bytes = reserve;
+  auto l = (*r)->call(q, 60s);
   EXPECT_TRUE(l) << (l ? "" : l.error().message);
   return std::move(*r);
 }
@@ -275,4 +279,63 @@ TEST_F(DeviceData, OracleComparisonAgreesWithTheHostComparison) {
     std::printf("COMPARE shift %.0f: device %s | host %lld mismatches, first %lld\n", shift, cmp.dump().c_str(),
                 static_cast<long long>(h.mismatches), static_cast<long long>(h.first_bad));
   }
+}
+
+// A candidate's runner with a slab: its buffers come back as one allocation's handle and their
+// offsets, the oracle's runner compares them there, a moved draw lands elsewhere in the slab, and
+// a reference past the end of the allocation (a lying runner) is refused with nothing read.
+TEST_F(DeviceData, SlabBuffersCompareWhereTheyLieAndAForgedOffsetIsRefused) {
+  constexpr uint64_t kSlab = uint64_t(64) << 20;
+  auto cand = start_with_copy(so_, kSlab);
+  auto oracle = start_with_copy(so_);
+  ASSERT_TRUE(cand && oracle);
+  const int64_t n = 1'000'001;
+  TensorSpec spec;
+  spec.name = "x";
+  auto d = draw_spec(spec, {}, 7, false);
+  ASSERT_TRUE(d);
+  const proto::TensorDesc in = gen_desc("x", DType::F32, n, *d);
+  const proto::TensorDesc out = out_desc(DType::F32, n);
+  ASSERT_TRUE(oracle->call(run_req(in, out, 0, true), 60s));
+  std::vector<uint64_t> offsets;
+  proto::IpcBuffer last;
+  for (int placement : {0, 1}) {
+    proto::RunRequest q = run_req(in, out, 0, true);
+    q.placement = q.poison = placement;
+    auto rc = cand->call(q, 60s);
+    ASSERT_TRUE(rc) << rc.error().message;
+    ASSERT_EQ(rc->outputs_ipc.size(), 1u);
+    ASSERT_EQ(rc->inputs_ipc.size(), 1u);
+    EXPECT_EQ(rc->outputs_ipc[0].handle, rc->inputs_ipc[0].handle) << "one slab, one handle";
+    offsets.push_back(rc->inputs_ipc[0].offset);
+    offsets.push_back(rc->outputs_ipc[0].offset);
+    last = rc->outputs_ipc[0];
+    proto::CompareRequest req{0, 0};
+    req.outputs.push_back({rc->outputs_ipc[0], 0, std::nullopt, n, uint64_t(n) * 4, "cand/out/y", uint64_t(n) * 4, true});
+    req.inputs.push_back({rc->inputs_ipc[0], uint64_t(n) * 4, "cand/in/x"});
+    auto c = oracle->call(req, 60s);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_TRUE(c->out_of_bounds.empty()) << c->out_of_bounds;
+    ASSERT_EQ(c->outputs.size(), 1u);
+    EXPECT_EQ(c->outputs[0].cmp.mismatches, 0) << "placement " << placement;
+    EXPECT_EQ(c->outputs[0].cmp.count, n);
+    EXPECT_EQ(c->inputs.at(0).differing_bytes, 0u);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  EXPECT_EQ(std::adjacent_find(offsets.begin(), offsets.end()), offsets.end()) << "a moved buffer landed on an old one";
+  for (uint64_t o : offsets) EXPECT_LT(o, kSlab);
+  std::printf("SLAB offsets: %llu %llu %llu %llu\n", (unsigned long long)offsets[0], (unsigned long long)offsets[1],
+              (unsigned long long)offsets[2], (unsigned long long)offsets[3]);
+  // Forged references: past the slab's end, straddling it, and not a handle at all.
+  for (proto::IpcBuffer bad : {proto::IpcBuffer{last.handle, kSlab}, proto::IpcBuffer{last.handle, kSlab - 4096},
+                               proto::IpcBuffer{"zz", 0}}) {
+    proto::CompareRequest req{0, 0};
+    req.outputs.push_back({bad, 0, std::nullopt, n, uint64_t(n) * 4, "cand/out/y", uint64_t(n) * 4, true});
+    auto c = oracle->call(req, 60s);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_FALSE(c->out_of_bounds.empty()) << "offset " << bad.offset;
+    EXPECT_TRUE(c->outputs.empty());
+    std::printf("REFUSED offset %llu: %s\n", (unsigned long long)bad.offset, c->out_of_bounds.c_str());
+  }
+  EXPECT_TRUE(oracle->call(proto::HelloRequest{}, 30s)) << "the oracle's runner survives forged references";
 }

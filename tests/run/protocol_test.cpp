@@ -116,9 +116,9 @@ TEST(Protocol, RequestsNameTheirCommandAndRoundTrip) {
   EXPECT_EQ(back.flush_bytes, std::optional<uint64_t>(1 << 20));
 
   CompareRequest c{1e-3, 1e-2};
-  c.outputs.push_back({"ab01", 1, std::nullopt, 32, 64, "base/out/y", 64, false});
+  c.outputs.push_back({{"ab01", 0}, 1, std::nullopt, 32, 64, "base/out/y", 64, false});
   c.outputs.back().runs_ref = "snap/y";
-  c.inputs.push_back({"cd02", 128, "base/in/x"});
+  c.inputs.push_back({{"cd02", 8192}, 128, "base/in/x"});
   json cj = c;
   EXPECT_EQ(cj["cmd"], "compare");
   EXPECT_FALSE(cj["outputs"][0].contains("snapshot"));  // the runner takes a key's presence as a request
@@ -130,6 +130,7 @@ TEST(Protocol, RequestsNameTheirCommandAndRoundTrip) {
   EXPECT_FALSE(cb.outputs[0].snapshot);
   EXPECT_FALSE(cb.outputs[0].check_poison);
   EXPECT_EQ(cb.inputs.at(0).ref, "base/in/x");
+  EXPECT_EQ(cb.inputs.at(0).ipc.offset, 8192u);
 
   for (const json& r : {json(MaterializeRequest{{q.inputs}, {q.outputs}}), json(CollectRequest{q.outputs}),
                         json(ReleaseRequest{{"base/", "xfer/"}}), json(BandwidthRequest{}), json(ProbeRequest{"/p.so"})})
@@ -172,18 +173,20 @@ TEST(Protocol, RepliesRoundTrip) {
   r.after_stream_ms = 0.5;
   r.after_stream_cpu_ms = 0.25;
   r.violations = {{"foreign_stream", "on stream (nil)"}};
-  r.outputs_ipc = {"aa"};
-  r.inputs_ipc = {"bb"};
+  r.outputs_ipc = {{"aa", 0}};
+  r.inputs_ipc = {{"bb", 4096}};
   auto rb = json(r).get<RunReply>();
   EXPECT_EQ(rb.rc, 3);
   EXPECT_DOUBLE_EQ(rb.after_stream_cpu_ms, 0.25);
   EXPECT_EQ(rb.violations.at(0).kind, "foreign_stream");
-  EXPECT_EQ(rb.inputs_ipc, std::vector<std::string>{"bb"});
+  ASSERT_EQ(rb.inputs_ipc.size(), 1u);
+  EXPECT_EQ(rb.inputs_ipc[0], (IpcBuffer{"bb", 4096}));  // a slab's buffer: its allocation's handle and where in it
 
   CompareReply c;
   c.outputs.push_back({CompareCounts{10, 1, 0, 1, 4, NAN, 1.0, HUGE_VAL, -HUGE_VAL}, std::nullopt});
   c.outputs.push_back({CompareCounts{}, CompareCounts{5, 0, 0, 0, -1, 0, 0, 0, 0}});
   c.inputs.push_back({7});
+  c.out_of_bounds = "8 bytes at offset 4096 of an allocation of 4096";
   json cj = c;
   EXPECT_EQ(cj["outputs"][0]["cmp"]["first_got"], "nan");  // JSON has no NaN/Inf
   EXPECT_EQ(cj["outputs"][0]["cmp"]["max_rel_err"], "-inf");
@@ -196,6 +199,13 @@ TEST(Protocol, RepliesRoundTrip) {
   ASSERT_TRUE(cb.outputs[1].runs);
   EXPECT_EQ(cb.outputs[1].runs->count, 5);
   EXPECT_EQ(cb.inputs.at(0).differing_bytes, 7u);
+  EXPECT_EQ(cb.out_of_bounds, c.out_of_bounds);
+  EXPECT_TRUE((json{{"outputs", json::array()}}.get<CompareReply>().out_of_bounds.empty()));
+
+  LoadRequest lq{"cand", "/x.so", true};
+  EXPECT_FALSE(json(lq).contains("reserve_bytes"));  // none asked: as a runner before slabs reads it
+  lq.reserve_bytes = 3 << 20;
+  EXPECT_EQ(json(lq).get<LoadRequest>().reserve_bytes, 3u << 20);
 
   auto mb = json(MaterializeReply{{"i0"}, {"o0", "o1"}}).get<MaterializeReply>();
   EXPECT_EQ(mb.outputs_ipc.size(), 2u);
@@ -243,6 +253,8 @@ TEST(Protocol, MalformedRepliesDecodeToErrors) {
   EXPECT_FALSE(decode<LoadReply>(json{{"state", "none"}}, "load reply"));
   EXPECT_FALSE(decode<CompareReply>(json{{"outputs", {{{"runs", {{"count", 1}}}}}}}, "compare reply"));  // no cmp
   EXPECT_FALSE(decode<CompareReply>(json{{"outputs", {{{"cmp", 5}}}}}, "compare reply"));
+  EXPECT_FALSE(decode<RunReply>(json{{"outputs_ipc", {"aa"}}}, "run reply"));  // a bare handle: no offset
+  EXPECT_FALSE(decode<RunReply>(json{{"outputs_ipc", {{{"handle", "aa"}, {"offset", "far"}}}}}, "run reply"));
   EXPECT_FALSE(decode<MaterializeReply>(json{{"inputs_ipc", {1, 2}}}, "materialize reply"));
   EXPECT_FALSE(decode<ProbeReply>(json{{"tflops", {{"0", "fast"}}}}, "probe reply"));
   EXPECT_FALSE(decode<BandwidthReply>(json{{"copy_gbps", json::array()}}, "bandwidth reply"));

@@ -141,9 +141,24 @@ def release(prefix):
         os.remove(lent.pop(k))
 
 
-def opened(handle):
+def ipc(path, offset=0):
+    """run/protocol.h's IpcBuffer: the allocation's handle and the buffer's offset in it."""
+    return {'handle': path, 'offset': offset}
+
+
+def out_of_bounds(ref, nbytes):
+    """What the real oracle's runner says of a reference outside its allocation ('' if inside)."""
+    size = os.path.getsize(ref['handle'])
+    if ref['offset'] + nbytes > size:
+        return '%d bytes at offset %d of an allocation of %d' % (nbytes, ref['offset'], size)
+    return ''
+
+
+def opened(ref):
     a = array.array('f')
-    a.frombytes(open(handle, 'rb').read())
+    with open(ref['handle'], 'rb') as f:
+        f.seek(ref['offset'])
+        a.frombytes(f.read())
     return a
 
 
@@ -247,10 +262,11 @@ def run_device(msg):
              'threads_before': 3, 'threads_after': 4 if b == 'thread' else 3,
              'launch_error': '', 'violations': viol}
     if msg.get('export'):
-        reply['outputs_ipc'] = [export(pfx + 'out/' + d_out['name'])]
-        reply['inputs_ipc'] = [export(pfx + 'in/' + d_in['name'])]
+        # bad_offset: a runner that names a buffer past the end of the allocation it exported
+        reply['outputs_ipc'] = [ipc(export(pfx + 'out/' + d_out['name']), 1 << 40 if b == 'bad_offset' else 0)]
+        reply['inputs_ipc'] = [ipc(export(pfx + 'in/' + d_in['name']))]
     if b == 'exit_after':  # ends the process right after replying: its buffers (files) go with it
-        state['exit_after'] = reply.get('outputs_ipc', []) + reply.get('inputs_ipc', [])
+        state['exit_after'] = [r['handle'] for r in reply.get('outputs_ipc', []) + reply.get('inputs_ipc', [])]
     return reply
 
 
@@ -376,8 +392,8 @@ def time_batch(msg):
              'launch_error': '', 'span_ms': n * (kernel + 3.0), 'after_stream_ms': 0.02, 'after_stream_cpu_ms': 0.02,
              'threads_before': 3, 'threads_after': 3, 'violations': [], 'outputs_ipc': []}
     if msg.get('export_outputs'):
-        reply['outputs_ipc'] = [export(pfx + d_out['name'])]
-        state.setdefault('tb_exported', {})[slot] = reply['outputs_ipc'][0]
+        reply['outputs_ipc'] = [ipc(export(pfx + d_out['name']))]
+        state.setdefault('tb_exported', {})[slot] = reply['outputs_ipc'][0]['handle']
     if msg.get('state'):
         reply['state_before'] = state_of(b, False)
         reply['state_after'] = state_of(b, True)
@@ -445,6 +461,10 @@ def handle(msg):
         return {'ok': True}
     if cmd == 'compare':
         outs, ins = [], []
+        for d in msg.get('outputs', []) + msg.get('inputs', []):
+            why = out_of_bounds(d['ipc'], d['nbytes'])
+            if why:
+                return {'ok': True, 'outputs': [], 'inputs': [], 'out_of_bounds': why}
         for d in msg.get('outputs', []):
             got = opened(d['ipc'])
             o = {'cmp': compare(got, bufs[d['ref']], msg['atol'], msg['rtol'], d.get('check_poison', True))}
@@ -454,7 +474,7 @@ def handle(msg):
                 bufs[d['snapshot']] = got
             outs.append(o)
         for d in msg.get('inputs', []):
-            a, b = open(d['ipc'], 'rb').read(), bufs[d['ref']].tobytes()
+            a, b = opened(d['ipc']).tobytes(), bufs[d['ref']].tobytes()
             ins.append({'differing_bytes': sum(x != y for x, y in zip(a, b))})
         return {'ok': True, 'outputs': outs, 'inputs': ins}
     if cmd == 'run':

@@ -2,7 +2,9 @@
 // reads and extends the session; the first failure decides the verdict.
 #include "check/evaluator.h"
 
+#include <algorithm>
 #include <random>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -402,22 +404,25 @@ bool oracle_phase(EvalSession& s) {
 }
 
 // The slab the candidate's runner reserves before loading it (proto::LoadRequest): the L2 flush,
-// the timed batches' sums, and for the largest config three sets of its buffers (a draw's, the
-// moved draw's, and the next config's as it replaces them), each buffer rounded to the slab's
-// alignment. What does not fit is allocated as before; a task past kMaxSlab gets none (its kernels
-// run for milliseconds, and a multi-GiB block is memory a second evaluation may need).
+// the timed batches' sums, and two sets of buffers (a draw's and the moved draw's) of the largest
+// config and of the next largest (configs run smallest first, so the largest's replace the next's
+// one buffer at a time), each buffer rounded to a page, plus slack for what the next-fit placement
+// leaves between them. The timed batches' buffers come after the correctness ones are released.
+// What does not fit is allocated as before; the runner takes no slab the device cannot spare.
 uint64_t slab_bytes(const EvalSession& s) {
-  constexpr uint64_t kMaxSlab = uint64_t(4) << 30, kAlign = 4096;
-  uint64_t largest = 0;
+  constexpr uint64_t kAlign = 4096, kMaxSlab = uint64_t(16) << 30;
+  uint64_t first = 0, second = 0;
   for (const Config& c : s.task.configs) {
     auto r = s.task.resolve(c);
     if (!r) continue;
     uint64_t set = r->workspace_bytes + kAlign;
     for (const auto* list : {&r->inputs, &r->outputs})
       for (const auto& t : *list) set += t.nbytes + kAlign;
-    largest = std::max(largest, set);
+    if (set > first) second = std::exchange(first, set);
+    else second = std::max(second, set);
   }
-  const uint64_t bytes = 2 * s.hello.l2_bytes + (uint64_t(8) << 20) + (uint64_t(4) << 20) + 3 * largest;
+  const uint64_t fixed = 2 * s.hello.l2_bytes + (uint64_t(8) << 20) + (uint64_t(4) << 20) + (uint64_t(64) << 20);
+  const uint64_t bytes = fixed + 2 * first + 2 * second + (2 * first + 2 * second) / 16;
   return bytes > kMaxSlab ? 0 : bytes;
 }
 

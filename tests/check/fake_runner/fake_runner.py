@@ -448,7 +448,7 @@ def handle(msg):
         return {'ok': True, 'inputs_ipc': ii, 'outputs_ipc': oi}
     if cmd == 'collect':  # what the other process wrote becomes base/out; the lent files go
         for d in msg.get('outputs', []):
-            y = opened(lent['xfer/out/' + d['name']])
+            y = opened(ipc(lent['xfer/out/' + d['name']]))
             if len(y) * 4 != d['nbytes']:
                 release('xfer/')
                 return {'ok': False, 'error': 'collect: wrong size of ' + d['name']}

@@ -406,10 +406,13 @@ void PoolServer::refill_loop() {
   }
 }
 
-// Starts one runner and waits for its hello, its CUDA context made under the GPU's shared lock
-// (known from an earlier runner's hello; the process and its driver's initialisation come first,
-// outside the lock, as in warm_runners.cpp), giving up early when the pool stops.
+// Starts one runner and waits for its hello, under the GPU's shared lock (known from an earlier
+// runner's hello), giving up early when the pool stops.
 Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& uuid) {
+  std::optional<GpuLock> lock;
+  for (int i = 0; !uuid.empty() && !lock && i < 150 && !stopping(); ++i)
+    if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared))
+      lock.emplace(std::move(*g));
   RunnerOptions ro;
   ro.runner = spec.runner;
   ro.env_exact = spec.env;
@@ -421,22 +424,14 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
     end_spare(s);
     return Unexpected{std::move(e)};
   };
-  auto ask = [&](const proto::HelloRequest& q) -> Result<json> {
-    if (auto w = write_message(s.p.req_fd, json(q)); !w) return w.unexpected();
-    const auto deadline = Clock::now() + 60s;
-    Result<json> r = fail(ErrorCode::kTimeout, "no hello within 60 s");
-    while (Clock::now() < deadline && !stopping()) {
-      r = read_message(s.p.reply_fd, std::min(deadline, Clock::now() + 200ms));
-      if (r || r.error().code != ErrorCode::kTimeout) break;
-    }
-    return r;
-  };
-  if (auto d = ask(proto::HelloRequest{false}); !d) return give_up(d.error());  // the driver, outside the lock
-  std::optional<GpuLock> lock;
-  for (int i = 0; !uuid.empty() && !lock && i < 150 && !stopping(); ++i)
-    if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared))
-      lock.emplace(std::move(*g));
-  auto r = ask(proto::HelloRequest{});
+  if (auto w = write_message(s.p.req_fd, json(proto::HelloRequest{})); !w)
+    return give_up(w.error());
+  const auto deadline = Clock::now() + 60s;
+  Result<json> r = fail(ErrorCode::kTimeout, "no hello within 60 s");
+  while (Clock::now() < deadline && !stopping()) {
+    r = read_message(s.p.reply_fd, std::min(deadline, Clock::now() + 200ms));
+    if (r || r.error().code != ErrorCode::kTimeout) break;
+  }
   if (!r) return give_up(r.error());
   JsonFields hello(*r, "hello reply");
   if (!hello.get<bool>("ok", false))

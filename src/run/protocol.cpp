@@ -102,11 +102,8 @@ void from_json(const json& j, TimeBatchReply& r) {
   if (j.contains("state_after")) r.state_after = j["state_after"].get<DeviceState>();
 }
 
-void to_json(json& j, const HelloRequest& r) {
-  j = json{{"cmd", HelloRequest::kCmd}};
-  if (!r.context) j["context"] = false;
-}
-void from_json(const json& j, HelloRequest& r) { r.context = j.value("context", true); }
+void to_json(json& j, const HelloRequest&) { j = json{{"cmd", HelloRequest::kCmd}}; }
+void from_json(const json&, HelloRequest&) {}
 
 void to_json(json& j, const LoadRequest& r) {
   j = json{{"cmd", LoadRequest::kCmd}, {"slot", r.slot}, {"path", r.path}, {"untrusted", r.untrusted}};

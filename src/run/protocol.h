@@ -105,14 +105,9 @@ struct HelloReply {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloReply, name, uuid, cc_major, cc_minor, sm_count, l2_bytes,
                                                 smem_per_block_optin, total_mem, free_mem, runtime_version,
                                                 driver_version)
-// hello: the device and the runtime, the CUDA context made first. `context` false: only the driver
-// is initialised (cuInit, ~0.1 s, alone in its process) and the reply carries the versions alone;
-// a runner started ahead does that part outside the GPU's lock and takes the lock only for the
-// context (the part that serialises with every other process on the GPU, ~0.1 s more).
 struct HelloRequest {
   static constexpr const char* kCmd = "hello";
   using Reply = HelloReply;
-  bool context = true;
 };
 void to_json(json& j, const HelloRequest& r);
 void from_json(const json& j, HelloRequest& r);

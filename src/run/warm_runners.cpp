@@ -113,16 +113,14 @@ class Warm {
         o = kinds_.at(k);
         uuid = uuid_[k];
       }
-      // A new CUDA context on the GPU being timed would show on the checker's clock (the timing's
-      // walls): spares make theirs while nothing is timed there, as correctness checks do (shared).
-      // The process and its driver's initialisation (cuInit, half of a start) come first, outside
-      // the lock: they do not use the GPU. The GPU is known from an earlier spare's hello; a lock
-      // that cannot be had only delays the spare, so its failure is not an error.
-      auto c = RunnerClient::start(o);
-      if (c) (void)(*c)->call(proto::HelloRequest{false}, o.start_timeout);
+      // A process start and a new CUDA context on the GPU being timed would show on the checker's
+      // clock (the timing's walls): spares start while nothing is timed there, as correctness
+      // checks do (shared). The GPU is known from an earlier spare's hello; a lock that cannot be
+      // had only delays the spare, so its failure is not an error.
       std::optional<GpuLock> lock;
       if (!uuid.empty())
         if (auto l = GpuLock::acquire(uuid, kLockWait, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
+      auto c = RunnerClient::start(o);
       CallResult<proto::HelloReply> h =
           c ? (*c)->call(proto::HelloRequest{}, o.start_timeout) : CallResult<proto::HelloReply>(CallError{c.error()});
       lock.reset();

@@ -77,15 +77,7 @@ void RunnerService::init() {
   CUDA_OR_FATAL(cudaEventCreate(&ev1_));
 }
 
-Result<proto::HelloReply> RunnerService::hello(const proto::HelloRequest& req) {
-  if (!req.context && !stream_) {
-    int n = 0;
-    if (cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) return fail("no CUDA device: {}", cuda_err(e));
-    proto::HelloReply h;
-    cudaRuntimeGetVersion(&h.runtime_version);
-    cudaDriverGetVersion(&h.driver_version);
-    return h;
-  }
+Result<proto::HelloReply> RunnerService::hello(const proto::HelloRequest&) {
   init();
   cudaDeviceProp p{};
   CUDA_OR_FATAL(cudaGetDeviceProperties(&p, 0));

@@ -202,10 +202,6 @@ TEST(Protocol, RepliesRoundTrip) {
   EXPECT_EQ(cb.out_of_bounds, c.out_of_bounds);
   EXPECT_TRUE((json{{"outputs", json::array()}}.get<CompareReply>().out_of_bounds.empty()));
 
-  EXPECT_FALSE(json(HelloRequest{}).contains("context"));  // as every runner before the split reads it
-  EXPECT_TRUE(json(HelloRequest{}).get<HelloRequest>().context);
-  EXPECT_FALSE(json(HelloRequest{false}).get<HelloRequest>().context);
-
   LoadRequest lq{"cand", "/x.so", true};
   EXPECT_FALSE(json(lq).contains("reserve_bytes"));  // none asked: as a runner before slabs reads it
   lq.reserve_bytes = 3 << 20;

@@ -1,12 +1,14 @@
 // What a fresh process's CUDA start costs (a kevo-runner's hello is this plus its exec): the
 // context (cudaSetDeviceFlags + cudaFree(0)), then a stream, the device's properties, its memory
 // info and a 64 MiB allocation, each timed on the process's steady clock. With an argument of 0 the
-// spin flag is left out; `hold` holds a context and sleeps (what another process on the GPU is).
+// spin flag is left out; `hold` holds a context and sleeps (what another process on the GPU is);
+// `driver` first initialises the driver alone (cudaGetDeviceCount: cuInit, no context) and prints
+// that part apart (docs/measurements/2026-11-28-h200-0415afa-candidate-slab.md).
 // bench/context_start.sh runs it alone, several at once and beside a holder
 // (docs/measurements/2026-11-26-h100-6df2634-runner-start.md).
 //
 //   nvcc -O2 -o context_start bench/context_start.cu
-//   ./context_start [1|0]      ./context_start hold SECONDS
+//   ./context_start [1|0|driver]      ./context_start hold SECONDS
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -26,8 +28,14 @@ int main(int argc, char** argv) {
     sleep(static_cast<unsigned>(std::atoi(argv[2])));
     return 0;
   }
-  const bool spin = argc < 2 || std::atoi(argv[1]) != 0;
+  const bool driver = argc > 1 && std::strcmp(argv[1], "driver") == 0;
+  const bool spin = argc < 2 || driver || std::atoi(argv[1]) != 0;
   double t[7];
+  const double t_driver = now_ms();
+  if (driver) {
+    int n = 0;
+    cudaGetDeviceCount(&n);
+  }
   t[0] = now_ms();
   if (spin) cudaSetDeviceFlags(cudaDeviceScheduleSpin);
   cudaError_t e = cudaFree(nullptr);
@@ -50,6 +58,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "context_start: %s\n", cudaGetErrorString(e));
     return 1;
   }
+  if (driver) std::printf("driver %.1f ", t[0] - t_driver);
   std::printf("context %.1f stream %.1f props %.1f meminfo %.1f malloc64M %.1f total %.1f ms\n", t[1] - t[0],
               t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[5] - t[0]);
   return 0;

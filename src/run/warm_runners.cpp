@@ -6,9 +6,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 #include <thread>
 
 #include "util/gpu_lock.h"
@@ -102,50 +104,71 @@ class Warm {
   }
 
  private:
-  // Starts one runner at a time for the first kind below its count; sleeps when all are full.
+  // Starts what the first kind short of its count lacks, up to kStartsAtOnce runners side by side
+  // under one hold of the GPU's shared lock, and sleeps when none is short. A kind counts as short
+  // once it lacks that many (or has none ready): CUDA contexts made side by side cost ~150 ms each
+  // on an H200 against ~220 ms one after another, and every hold of the lock is time a timing on
+  // that GPU waits (docs/measurements/2026-11-28-h200-0415afa-candidate-slab.md).
   void loop() {
     for (;;) {
       RunnerOptions o;
       std::string k, uuid;
+      int n = 0;
       {
         std::unique_lock l(mu_);
         cv_.wait(l, [&] { return !(k = short_kind()).empty(); });
         o = kinds_.at(k);
         uuid = uuid_[k];
+        n = std::min(kStartsAtOnce, spares_ - ready_count(k));
       }
       // A process start and a new CUDA context on the GPU being timed would show on the checker's
       // clock (the timing's walls): spares start while nothing is timed there, as correctness
       // checks do (shared). The GPU is known from an earlier spare's hello; a lock that cannot be
-      // had only delays the spare, so its failure is not an error.
+      // had only delays the spares, so its failure is not an error.
       std::optional<GpuLock> lock;
       if (!uuid.empty())
         if (auto l = GpuLock::acquire(uuid, kLockWait, {}, GpuLock::Mode::Shared)) lock.emplace(std::move(*l));
-      auto c = RunnerClient::start(o);
-      CallResult<proto::HelloReply> h =
-          c ? (*c)->call(proto::HelloRequest{}, o.start_timeout) : CallResult<proto::HelloReply>(CallError{c.error()});
+      // Forked here (a runner dies with the thread that forked it), greeted side by side.
+      std::vector<Result<std::unique_ptr<RunnerClient>>> cs;
+      for (int i = 0; i < n; ++i) cs.push_back(RunnerClient::start(o));
+      std::vector<std::future<CallResult<proto::HelloReply>>> hellos;
+      for (auto& c : cs)
+        hellos.push_back(std::async(std::launch::async, [&c, &o] {
+          return c ? (*c)->call(proto::HelloRequest{}, o.start_timeout)
+                   : CallResult<proto::HelloReply>(CallError{c.error()});
+        }));
+      std::vector<CallResult<proto::HelloReply>> hs;
+      for (auto& f : hellos) hs.push_back(f.get());
       lock.reset();
-      if (!h) {
-        // No GPU or no runner: nothing to warm; evaluations start their own and say why.
-        spdlog::debug("a runner started ahead failed: {}", h.error().message);
-        std::unique_lock l(mu_);
-        kinds_.erase(k);
-        continue;
-      }
-      ++started_;
       std::lock_guard l(mu_);
-      uuid_[k] = h->uuid;
-      ready_[k].emplace_back(std::move(*c), std::move(*h));
+      for (size_t i = 0; i < hs.size(); ++i) {
+        if (!hs[i]) {
+          // No GPU or no runner: nothing to warm; evaluations start their own and say why.
+          spdlog::debug("a runner started ahead failed: {}", hs[i].error().message);
+          kinds_.erase(k);
+          continue;
+        }
+        ++started_;
+        uuid_[k] = hs[i]->uuid;
+        ready_[k].emplace_back(std::move(*cs[i]), std::move(*hs[i]));
+      }
     }
+  }
+
+  int ready_count(const std::string& k) const {
+    auto it = ready_.find(k);
+    return it == ready_.end() ? 0 : static_cast<int>(it->second.size());
   }
 
   std::string short_kind() const {
     for (const auto& [k, o] : kinds_) {
-      auto it = ready_.find(k);
-      if (static_cast<int>(it == ready_.end() ? 0 : it->second.size()) < spares_) return k;
+      const int ready = ready_count(k), missing = spares_ - ready;
+      if (missing > 0 && (ready == 0 || missing >= std::min(kStartsAtOnce, spares_))) return k;
     }
     return {};
   }
 
+  static constexpr int kStartsAtOnce = 2;
   std::mutex mu_;
   std::condition_variable cv_;
   int spares_ = 0;

@@ -4,10 +4,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "runner/service.h"
 
 int main() {
+  // One hardware queue unless the user chose otherwise: a context with CUDA's default eight took
+  // 243 ms to make on an H200, with one 62 ms, and every spare runner is made while no timing may
+  // run on its GPU (docs/measurements/2026-11-29-h200-c519fc3-context-queues.md). A runner puts
+  // its work on one stream, so a single queue serializes nothing it would overlap; work a candidate
+  // puts on any other stream runs in the order it was issued, inside the timed span, not beside it.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
   // Candidate output on stdout must not reach anything that parses it.
   dup2(2, 1);
   setvbuf(stdout, nullptr, _IONBF, 0);

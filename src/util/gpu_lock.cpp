@@ -44,7 +44,8 @@ Status lock_until(int fd, int op, Clock::time_point deadline, const fs::path& p,
     told = true;
     if (Clock::now() > deadline)
       return fail("GPU {} is being timed by {} (lock {}); gave up waiting", gpu, holder_of(fd), p.string());
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // A timer waits on every candidate's lock: a short poll keeps that wait close to the holder's.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 

@@ -13,20 +13,21 @@
 # Settings from the environment: TASK (softmax), CANDIDATES (60 per run), LATENCIES ("2 10"
 # seconds), IN_FLIGHT ("4 16"), STRATEGY (evoengineer-full: it takes whole kernels, which is what
 # the server sends), SEEDS and TIME_BUDGET (kevo's defaults unless set), GPUS (kevo's --gpus, all),
-# EVALS_PER_GPU (kevo's --evals-per-gpu, 1), NO_RACE=1 (kevo's --no-race: every candidate timed to
+# EVALS_PER_GPU (kevo's --evals-per-gpu; kevo's default, 2, unless set), NO_RACE=1 (kevo's --no-race: every candidate timed to
 # precision, to compare with racing).
 # Needs a GPU (it exits 2 without one); KEVO_THROUGHPUT_FAKE=1 runs it with --fake-gpu instead, to
 # test the script itself on a machine without one (its figures then mean nothing).
 # Logs, run databases and events go to OUT_DIR: L<latency>-P<in-flight>.{log,db,events.jsonl,
-# llm.txt,toml}, and gpu.txt (the GPU's name, driver and clocks).
+# llm.txt,toml,split.txt (bench/search_split.py)}, and gpu.txt (the GPU's name, driver and clocks).
 set -uo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: bench/throughput.sh BUILD_DIR OUT_DIR" >&2
   exit 2
 fi
 B=$(realpath "$1"); W=$(realpath -m "$2"); K="$B/bin/kevo"
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # a carried build (scripts/pack-for-gpu.sh)
 TASK=${TASK:-softmax}; N=${CANDIDATES:-60}; LATENCIES=${LATENCIES:-2 10}; IN_FLIGHT=${IN_FLIGHT:-4 16}
-STRATEGY=${STRATEGY:-evoengineer-full}; GPUS=${GPUS:-all}; EVALS_PER_GPU=${EVALS_PER_GPU:-1}
+STRATEGY=${STRATEGY:-evoengineer-full}; GPUS=${GPUS:-all}; EVALS_PER_GPU=${EVALS_PER_GPU:-}
 FAKE=()
 if [[ ${KEVO_THROUGHPUT_FAKE:-0} == 1 ]]; then
   FAKE=(--fake-gpu)
@@ -107,10 +108,12 @@ max_concurrency = $max_p
 local = true
 EOF
     cmd=("$K" evolve "$TASK" --model "http://127.0.0.1:$PORT/v1#scripted" -c "$W/$name.toml" --llm live
-         --strategy "$STRATEGY" --parallel "$P" --budget-candidates "$N" --gpus "$GPUS" --evals-per-gpu "$EVALS_PER_GPU" --db "$W/$name.db"
+         --strategy "$STRATEGY" --parallel "$P" --budget-candidates "$N" --gpus "$GPUS" ${EVALS_PER_GPU:+--evals-per-gpu "$EVALS_PER_GPU"} --db "$W/$name.db"
          --events jsonl "$W/$name.events.jsonl" "${EXTRA[@]}" "${FAKE[@]}")
     "${cmd[@]}" > "$W/$name.log" 2>&1
     e=$?
+    # Where the candidates' evaluations went (phases and work items of their verdicts).
+    [[ -f "$W/$name.db" ]] && python3 "$(dirname "$0")/search_split.py" "$W/$name.db" > "$W/$name.split.txt" 2>&1
     # 0: a verified winner, 1: none (both are complete runs); anything else is a failure.
     ((e > 1)) && rc=1
     echo "THROUGHPUT latency ${L}s in-flight $P: $(summarize "$W/$name.events.jsonl"), exit $e | ${cmd[*]}"

@@ -10,7 +10,7 @@ namespace kevo::cli {
 void add_pool_options(CLI::App* cmd, PoolArgs& a) {
   cmd->add_option("--gpus", a.gpus, "GPUs that evaluate here: all (default), none, or a list such as 0,2");
   cmd->add_option("--evals-per-gpu", a.evals_per_gpu,
-                  "Evaluations in flight on each GPU (default 1): their correctness checks share it, their timing "
+                  "Evaluations in flight on each GPU (default 2; 1 with --fake-gpu): their correctness checks share it, their timing "
                   "takes it alone (the GPU lock), so one candidate's compile and checks overlap another's timing")
       ->check(CLI::Range(1, 8));
   cmd->add_flag("--queue", a.queue,
@@ -28,12 +28,12 @@ Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_g
     return fail("--gpus none evaluates nothing here: it needs workers (add --queue, or a postgresql:// --db, and "
                 "start `kevo worker`)");
   if (!queue && cmd->count("--queue-slots")) return fail("--queue-slots needs --queue (or a postgresql:// --db)");
-  if (!queue && gpus->size() == 1 && gpus->front().empty() && a.evals_per_gpu == 1)
-    return std::unique_ptr<evolve::EvalPool>();
+  const int per_gpu = a.evals_per_gpu > 0 ? a.evals_per_gpu : fake_gpu ? 1 : 2;
+  if (!queue && gpus->size() == 1 && gpus->front().empty() && per_gpu == 1) return std::unique_ptr<evolve::EvalPool>();
   // A slot per evaluation in flight: slot i on GPU gpus[i], so a GPU listed n times has n slots.
   std::vector<std::string> slots;
   for (const auto& g : *gpus)
-    for (int i = 0; i < a.evals_per_gpu; ++i) slots.push_back(g);
+    for (int i = 0; i < per_gpu; ++i) slots.push_back(g);
   *gpus = std::move(slots);
   std::vector<std::unique_ptr<evolve::CandidateEvaluator>> evs;
   for (size_t i = 0; i < gpus->size(); ++i)

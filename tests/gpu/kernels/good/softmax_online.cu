@@ -4,7 +4,9 @@
 // output.
 #include <kevo/kernel.h>
 
-constexpr int kThreads = 256;
+// 1024 threads a row: with 256 it ran as fast as the baseline on an H200 (1.014 vs 1.012 ms),
+// so the end-to-end test's "fast" variant was not faster there; with 1024 0.890 ms (1.14x).
+constexpr int kThreads = 1024;
 
 struct MD {
   float m, d;

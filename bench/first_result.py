@@ -35,8 +35,13 @@ def one(kevo, out, task, label, env):
 
 
 def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: bench/first_result.py BUILD_DIR OUT_DIR [TASK]")
     build, out = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
     task = sys.argv[3] if len(sys.argv) > 3 else "softmax"
+    for exe in ("kevo", "kevo-runner"):
+        if not os.access(f"{build}/bin/{exe}", os.X_OK):
+            sys.exit(f"first_result: {build}/bin/{exe} is not built")
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, KEVO_RUNNER_POOL="off", KEVO_RUNNER=f"{build}/bin/kevo-runner",
                LD_LIBRARY_PATH=f"{build}/lib:" + os.environ.get("LD_LIBRARY_PATH", ""),
@@ -48,4 +53,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # kevo, in the same process group, got it too and stopped its run
+        sys.exit(130)

@@ -3,14 +3,39 @@
 verdicts (kevo's run database, SQLite), the median, the 90th percentile and the sum over the run.
    bench/search_split.py RUN.db [RUN_ID]"""
 import json
+import os
 import sqlite3
 import statistics
 import sys
 
 
+def die(msg):
+    print(f"search_split: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def open_run(argv):
+    """The database (read-only) and the run asked for, or the newest; a clear error otherwise."""
+    if len(argv) < 2 or len(argv) > 3:
+        die("usage: bench/search_split.py RUN.db [RUN_ID]")
+    if not os.path.isfile(argv[1]):
+        die(f"{argv[1]}: no such run database")
+    try:
+        db = sqlite3.connect(f"file:{argv[1]}?mode=ro", uri=True)
+        newest = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+    except sqlite3.Error as e:
+        die(f"{argv[1]}: not a kevo run database ({e})")
+    try:
+        run = int(argv[2]) if len(argv) > 2 else newest
+    except ValueError:
+        die(f"RUN_ID '{argv[2]}' is not a number")
+    if run is None or db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is None:
+        die(f"{argv[1]}: no run {run if run is not None else '(the database has none)'}")
+    return db, run
+
+
 def main():
-    db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
-    run = int(sys.argv[2]) if len(sys.argv) > 2 else db.execute("SELECT max(id) FROM runs").fetchone()[0]
+    db, run = open_run(sys.argv)
     rows = db.execute("SELECT verdict FROM candidates WHERE run_id = ? AND verdict != ''", (run,)).fetchall()
     items = {}
     for (text,) in rows:

@@ -13,8 +13,8 @@
 # Settings from the environment: TASK (softmax), CANDIDATES (60 per run), LATENCIES ("2 10"
 # seconds), IN_FLIGHT ("4 16"), STRATEGY (evoengineer-full: it takes whole kernels, which is what
 # the server sends), SEEDS and TIME_BUDGET (kevo's defaults unless set), GPUS (kevo's --gpus, all),
-# EVALS_PER_GPU (kevo's --evals-per-gpu; kevo's default, 2, unless set), NO_RACE=1 (kevo's --no-race: every candidate timed to
-# precision, to compare with racing).
+# EVALS_PER_GPU (kevo's --evals-per-gpu; kevo's default, 2, unless set), NO_RACE=1 (kevo's
+# --no-race: every candidate timed to precision, to compare with racing).
 # Needs a GPU (it exits 2 without one); KEVO_THROUGHPUT_FAKE=1 runs it with --fake-gpu instead, to
 # test the script itself on a machine without one (its figures then mean nothing).
 # Logs, run databases and events go to OUT_DIR: L<latency>-P<in-flight>.{log,db,events.jsonl,

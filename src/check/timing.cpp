@@ -458,6 +458,7 @@ void TimingRun::finish() {
   OutsideCheck oc = outside_now();
   const std::vector<double> cand_ms = floored_to_outside(cand.call_ms, oc);
   t.candidate = summarize(cand_ms);
+  t.events_median = median(cand.call_ms);
   t.outside = oc;
   t.batch_calls = k_;
   t.small_calls = small_calls();

@@ -88,6 +88,7 @@ nlohmann::json Verdict::to_json() const {
     nlohmann::json t = {{"config", timing->config}, {"candidate", summary_json(timing->candidate)},
                         {"floor_ms", timing->floor.floor_ms}, {"bound", timing->floor.bound},
                         {"impossible_below_ms", timing->floor.impossible_ms},
+                        {"events_median_ms", timing->events_median},
                         {"sol_fraction", timing->sol_fraction},
                         {"max_wall_over_span", timing->max_wall_over_span}};
     auto outside_json = [](const OutsideCheck& o) {

@@ -55,6 +55,10 @@ struct ConfigCheck {
 struct Timing {
   std::string config;
   Summary candidate, baseline;
+  // The candidate's own events' median call, before any raise to the checker's clock
+  // (timing_floored): the speed-of-light check reads the lower of it and candidate.median, since a
+  // runner claiming an impossible time skipped work or forged its events, whatever the floor.
+  double events_median = 0;
   bool has_baseline = false;
   Ratio speedup;
   SolFloor floor;

@@ -99,6 +99,7 @@ Result<Timing> timing_from(const json& tj) {
   t.floor.floor_ms = f.get("floor_ms", 0.0);
   t.floor.bound = f.get("bound", std::string("memory")) == "compute" ? "compute" : "memory";
   t.floor.impossible_ms = f.get("impossible_below_ms", 0.0);
+  t.events_median = f.get("events_median_ms", 0.0);
   t.sol_fraction = f.get("sol_fraction", 0.0);
   t.max_wall_over_span = f.get("max_wall_over_span", 0.0);
   const json ocj = f.object("outside_clock");

@@ -36,6 +36,7 @@ Verdict full_verdict() {
   t.speedup = {2.0, 1.97, 2.03};
   t.floor.floor_ms = 0.5, t.floor.bound = "compute", t.floor.impossible_ms = 0.1;
   t.sol_fraction = 0.4;
+  t.events_median = 1.2;
   t.outside.verdict = OutsideVerdict::Agree, t.outside.outside_ms = 1.24, t.outside.allowed_ms = 0.04;
   t.outside_baseline.verdict = OutsideVerdict::Inconclusive;
   t.batch_calls = 16, t.small_calls = 1, t.rounds = 8, t.around_ms = 0.3;
@@ -79,6 +80,7 @@ TEST(VerdictJson, RoundTripKeepsEveryFigure) {
   EXPECT_EQ(r->to_json(), v.to_json());
   EXPECT_EQ(r->seed, v.seed);
   EXPECT_EQ(std::string(r->timing->floor.bound), "compute");
+  EXPECT_EQ(r->timing->events_median, 1.2);
   ASSERT_TRUE(r->profile);
   EXPECT_EQ(r->profile->kernels.at(0).top_stalls.at(0).reason, "long_scoreboard");
   EXPECT_NE(v.to_text().find("  profile   kernel 1 k: 1200 us"), std::string::npos) << v.to_text();

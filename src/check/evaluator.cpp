@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "check/intake.h"
+#include "check/isolation.h"
 #include "check/runner_replies.h"
 #include "check/session.h"
 #include "check/timing.h"
@@ -268,18 +269,20 @@ bool intake_phase(EvalSession& s) {
         return false;
       }
   s.compile_options.arch = s.opts.arch;
+  s.source = std::move(*src);
   return true;
 }
 
 namespace {
 
 Result<CompileResult> compile_source(EvalSession& s, bool baseline) {
-  const fs::path& path = baseline || s.opts.baseline_mode ? s.task.baseline_path() : s.opts.candidate;
-  auto src = read_file(path);
-  if (!src) return src.unexpected();
   CompileOptions co = s.compile_options;
   if (baseline) co.link_libs.clear();
-  return compile_cuda_shared(*src, baseline || s.opts.baseline_mode ? "baseline.cu" : "candidate.cu", co);
+  const char* name = baseline || s.opts.baseline_mode ? "baseline.cu" : "candidate.cu";
+  if (!baseline) return compile_cuda_shared(s.source, name, co);  // the bytes intake checked
+  auto src = read_file(s.task.baseline_path());
+  if (!src) return src.unexpected();
+  return compile_cuda_shared(*src, name, co);
 }
 
 // The oracle's own runner is needed when the oracle is the baseline's process or PyTorch on the
@@ -403,7 +406,7 @@ bool oracle_phase(EvalSession& s) {
   return s.oracle != nullptr;
 }
 
-// The slab the candidate's runner reserves before loading it (proto::LoadRequest): the L2 flush,
+// The slab the candidate's runner reserves before loading it (proto::ConfineRequest): the L2 flush,
 // the timed batches' sums, and two sets of buffers (a draw's and the moved draw's) of the largest
 // config and of the next largest (configs run smallest first, so the largest's replace the next's
 // one buffer at a time), each buffer rounded to a page, plus slack for what the next-fit placement
@@ -426,12 +429,36 @@ uint64_t slab_bytes(const EvalSession& s) {
   return bytes > kMaxSlab ? 0 : bytes;
 }
 
-// The candidate's library into its own runner, which gets the seccomp filter first; nothing else
-// is ever loaded there.
+// The candidate's runner confined (runner/confine.h; what it reports there it reports before any
+// candidate code ran, and the checker confirms its ids and filter from outside), then the
+// candidate's library loaded into it; nothing else is ever loaded there.
+bool confine_phase(EvalSession& s) {
+  proto::ConfineRequest q{s.cand_so->so_path.string(), s.opts.device_data ? slab_bytes(s) : 0};
+  auto c = s.cand->call(q, 60s);
+  if (!c && !c.answered()) {
+    classify_death(s.v, *s.cand, nullptr, "confining the candidate's runner");
+    return false;
+  }
+  if (!c) {
+    s.v.set(Outcome::InfraError, Reason::kRunner, "cannot confine the candidate's runner: " + c.error().message);
+    return false;
+  }
+  auto iso = confirm_isolation(c->isolation, s.cand->pid());
+  if (!iso) {
+    s.v.set(Outcome::InfraError, Reason::kRunner, iso.error().message);
+    return false;
+  }
+  s.v.isolation = *iso;
+  if (iso->weak())
+    s.v.flags.push_back({Reason::kSandboxUnavailable, "the candidate's runner is not isolated: " + iso->describe()});
+  s.state_at_load = c->state;
+  s.cand_threads = proc_threads(s.cand->pid());
+  return true;
+}
+
 bool load_phase(EvalSession& s) {
-  proto::LoadRequest q{"cand", s.cand_so->so_path.string(), true};
-  q.reserve_bytes = s.opts.device_data ? slab_bytes(s) : 0;
-  auto l = s.cand->call(q, 60s);
+  if (!confine_phase(s)) return false;
+  auto l = s.cand->call(proto::LoadRequest{"cand", s.cand_so->so_path.string(), true}, 60s);
   if (!l && !l.answered()) {
     classify_death(s.v, *s.cand, nullptr, "loading the candidate");
     return false;
@@ -440,9 +467,14 @@ bool load_phase(EvalSession& s) {
     s.v.set(Outcome::CompileError, Reason::kLoad, l.error().message);
     return false;
   }
-  s.state_at_load = l->state;
-  if (!l->sandboxed && !l->sandbox_error.empty())
-    s.v.flags.push_back({Reason::kSandboxUnavailable, "the candidate's runner has no seccomp filter: " + l->sandbox_error});
+  if (const int now = proc_threads(s.cand->pid()); s.cand_threads > 0 && now > s.cand_threads) {
+    std::string d = fmt::format("loading the candidate: its process had {} threads before and {} after, as the "
+                                "kernel counts them: a static constructor started a host thread",
+                                s.cand_threads, now);
+    s.v.flags.push_back({Reason::kHostThread, d});
+    s.v.set(Outcome::Unsafe, Reason::kHostThread, d);
+    return false;
+  }
   if (int b = l->threads_before, a = l->threads_after; a > b) {
     std::string d = fmt::format("loading the candidate: the process had {} threads before and {} after: a "
                                 "static constructor started a host thread",
@@ -503,6 +535,7 @@ void timing_phase(EvalSession& s) {
   ts.cand = s.cand.get();
   ts.has_baseline = s.base_so.has_value();
   ts.state_at_load = s.state_at_load;
+  ts.cand_threads = s.cand_threads;
   if (!s.opts.baseline_mode && !s.await_trusted()) return;
   // The consistency check's second process: done, its memory freed (a PyTorch oracle on the device
   // keeps its runner: it validates the last timed output).

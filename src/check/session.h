@@ -38,6 +38,9 @@ struct EvalSession {
   proto::HelloReply hello, trusted_hello;
   std::string arch;
   CompileOptions compile_options;
+  // The candidate's (or, with --baseline, the baseline's) text as the static check read it: the
+  // bytes compiled, never the file read again (it may have changed in between).
+  std::string source;
   std::optional<CompileResult> cand_so, base_so;
   std::unique_ptr<Oracle> oracle;
   // The baseline in the trusted runner, for the baseline's own check of configs over the host
@@ -48,6 +51,8 @@ struct EvalSession {
   std::optional<std::vector<proto::TensorDesc>> torch_set;
   // The candidate runner's device state before the candidate was loaded (check/timing.h).
   std::optional<proto::DeviceState> state_at_load;
+  // The candidate's runner's threads once confined, counted from outside (-1: not known).
+  int cand_threads = -1;
 
   // Phases: the current one's time is recorded when the next starts or the verdict ends.
   void next_phase(EvalPhase p);

@@ -1,12 +1,17 @@
 #include "check/timing.h"
 
+#include <sys/random.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <map>
 #include <optional>
+#include <random>
 
+#include "check/isolation.h"
 #include "check/output_sums.h"
 #include "check/outside_clock.h"
 #include "check/runner_replies.h"
@@ -18,6 +23,16 @@ namespace kevo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// 64 bits from the kernel's random source (never a seed a candidate could know).
+uint64_t random_key() {
+  uint64_t k = 0;
+  if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) {
+    std::random_device rd;  // getrandom missing or interrupted: the same source, another way
+    k = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  return k;
+}
 
 // A batch lasts long enough that the pipe's and the synchronize's jitter (~0.1 ms) stays under 1% of
 // it, and short enough that the three series alternate often (drift cancels). On gelu (2^29
@@ -84,7 +99,9 @@ class TimingRun {
   bool prepare();
   std::optional<proto::TimeBatchReply> batch(Series& s, int n, uint64_t first_call, bool record,
                                              bool after_cand = false);
+  uint64_t batch_key(uint64_t first_call);
   bool check_candidate(const proto::TimeBatchReply& r, const std::string& where);
+  bool check_threads_outside(const Series& after);
   bool check_sums(const proto::TimeBatchReply& cand, const proto::TimeBatchReply& base, uint64_t first_call);
   bool calibrate();
   bool round(int index, bool& prev_was_cand);
@@ -104,7 +121,8 @@ class TimingRun {
   const Batching batching_;
   std::vector<proto::TensorDesc> inputs_, outputs_;
   proto::CallArgs call_args_;
-  uint64_t next_call_ = 0, sums_key_ = 0;
+  uint64_t next_call_ = 0, sums_key_ = 0, last_first_call_ = 0;
+  std::map<uint64_t, uint64_t> batch_keys_;  // first call number -> its batch's draw key
   int k_ = kMinBatchCalls;
   int retried_ = 0;
   bool raced_ = false;
@@ -123,7 +141,7 @@ bool TimingRun::prepare() {
   inputs_ = std::move(*ins);
   outputs_ = output_descs(rc);
   call_args_ = call_args(*s_.task, rc);
-  sums_key_ = draw_mix(s_.seed ^ 0x5eedc0de);
+  sums_key_ = random_key();
   where_ = fmt::format("timing on config '{}'", rc.config->name);
   state0_ = s_.state_at_load;
   series_.push_back({SeriesKind::Candidate, s_.cand, "cand"});
@@ -137,6 +155,8 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
   proto::TimeBatchRequest q{call_args_};
   q.slot = s.slot;
   q.inputs = inputs_;
+  for (auto& d : q.inputs)
+    if (d.gen) d.gen->base = draw_mix(d.gen->base ^ batch_key(first_call));
   q.outputs = outputs_;
   q.first_call = first_call;
   q.calls = n;
@@ -169,6 +189,7 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
            fmt::format("{}: {}'s runner answered for {} calls of {}", where_, s.name(), rep.call_ms.size(), n));
     return std::nullopt;
   }
+  if (!check_threads_outside(s)) return std::nullopt;
   if (!rep.outputs_ipc.empty()) s.outputs_ipc = rep.outputs_ipc;
   // An unrecorded batch that follows the candidate's still shows whether its work had ended.
   if (!rep.flush_ms.empty() && (record || after_cand)) {
@@ -180,6 +201,32 @@ std::optional<proto::TimeBatchReply> TimingRun::batch(Series& s, int n, uint64_t
     s.call_ms.insert(s.call_ms.end(), rep.call_ms.begin(), rep.call_ms.end());
   }
   return rep;
+}
+
+// A fresh key for each batch's inputs, from the system's random source, sent with that batch and
+// never before: nothing a candidate's process sees (its requests, the draw functions the runner
+// exports) tells it the inputs of any later batch, so work done in an untimed batch (calibration,
+// a dropped round) cannot be banked for a timed one. The baseline's batch on the same call
+// numbers gets the same key, hence the same inputs.
+uint64_t TimingRun::batch_key(uint64_t first_call) {
+  auto [it, fresh] = batch_keys_.try_emplace(first_call, 0);
+  if (fresh) it->second = random_key();
+  return it->second;
+}
+
+// After every batch of every series: a thread in the candidate's process beyond those it had before
+// its library was loaded could work while another series is timed (the count the runner reports
+// is the candidate's to forge; the kernel's is not).
+bool TimingRun::check_threads_outside(const Series& after) {
+  if (s_.cand_threads <= 0 || !s_.cand) return true;
+  const int now = proc_threads(s_.cand->pid());
+  if (now <= s_.cand_threads) return true;
+  std::string d = fmt::format("{}: after a batch of {}, the candidate's process had {} threads as the kernel counts "
+                              "them, {} before its library was loaded: it left a host thread running",
+                              where_, after.name(), now, s_.cand_threads);
+  v_.flags.push_back({Reason::kHostThread, d});
+  v_.set(Outcome::Unsafe, Reason::kHostThread, d);
+  return false;
 }
 
 // The candidate's runner's guards, and the state it leaves behind.
@@ -270,6 +317,7 @@ bool TimingRun::round(int index, bool& prev_was_cand) {
   const int n = index % 2 == 0 ? small_calls() : 2 * k_;
   const uint64_t first = next_call_;
   next_call_ += static_cast<uint64_t>(n);
+  last_first_call_ = first;
   std::optional<proto::TimeBatchReply> cand, base;
   for (size_t j = 0; j < series_.size(); ++j) {
     const size_t at = batching_ == Batching::OneCall ? j : (j + static_cast<size_t>(index)) % series_.size();
@@ -360,7 +408,7 @@ bool TimingRun::check_last_output(uint64_t last_call) {
     }
     std::vector<proto::TensorDesc> ins = inputs_;
     for (auto& d : ins) {
-      d.gen->base = draw_call_base(d.gen->base, last_call);
+      d.gen->base = draw_call_base(draw_mix(d.gen->base ^ batch_key(last_first_call_)), last_call);
       d.gen->timed = true;  // as the runner drew it in time_batch
     }
     if (auto st = s_.validate_last(ins, outputs_, cand.outputs_ipc); !st)
@@ -488,6 +536,14 @@ void TimingRun::finish() {
                        where_, oc.detail));
   else if (oc.verdict == OutsideVerdict::Unmeasured)
     v_.flags.push_back({Reason::kTimingUnconfirmed, oc.detail});
+  // The baseline's figure is checked as the candidate's is: where the checker's clock says its
+  // batches held more than its events explain, something outside its process worked during them,
+  // and a speedup over that figure is not the candidate's to claim.
+  if (t.has_baseline && t.outside_baseline.verdict == OutsideVerdict::Forged && t.speedup.value > 1.0)
+    v_.set(Outcome::InfraError, Reason::kTimingNoisy,
+           fmt::format("{}: the baseline's own figure disagrees with the checker's clock ({}): its batches held "
+                       "work from outside its process, and the {:.3f}x is not credited",
+                       where_, t.outside_baseline.detail, t.speedup.value));
   v_.timing = t;
 }
 
@@ -507,6 +563,9 @@ bool needs_retiming(const Verdict& v) {
   if (!v.timing) return false;
   const OutsideVerdict o = v.timing->outside.verdict;
   if (v.outcome == Outcome::Unsafe && v.reason == Reason::kTimingForged) return o == OutsideVerdict::Forged;
+  // The baseline's figure misread the same way (one-call batches misread some honest kernels).
+  if (v.outcome == Outcome::InfraError && v.reason == Reason::kTimingNoisy)
+    return v.timing->outside_baseline.verdict == OutsideVerdict::Forged;
   return v.outcome == Outcome::Pass && o == OutsideVerdict::Inconclusive;
 }
 

@@ -40,6 +40,9 @@ struct TimingSetup {
   bool has_baseline = false;
   // The candidate's runner's device state before its library was loaded (the load reply).
   std::optional<proto::DeviceState> state_at_load;
+  // The candidate's runner's threads before its library was loaded, counted by the kernel
+  // (check/isolation.h); more after any batch is a thread it left running. -1: not checked.
+  int cand_threads = -1;
   bool compare_ipc = true;  // the last timed output compared element by element through CUDA IPC
   uint64_t seed = 0;
   size_t l2_bytes = size_t(50) << 20;

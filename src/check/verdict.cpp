@@ -122,6 +122,7 @@ nlohmann::json Verdict::to_json() const {
   j["flags"] = nlohmann::json::array();
   for (const auto& f : flags) j["flags"].push_back({{"reason", f.reason_text()}, {"detail", f.detail}});
   if (device) j["device"] = device->to_json();
+  if (isolation) j["isolation"] = isolation->to_json();
   if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
   if (profile) j["profile"] = profile->to_json();
   return j;
@@ -182,6 +183,7 @@ std::string Verdict::to_text() const {
                        t.floor.floor_ms, t.floor.bound, t.sol_fraction * 100);
   }
   for (const auto& f : flags) s += fmt::format("  flag      {}: {}\n", f.reason_text(), f.detail);
+  if (isolation) s += fmt::format("  isolated  {}\n", isolation->describe());
   if (!sanitizer.empty()) s += fmt::format("  sanitize  {}\n", sanitizer);
   if (profile) {
     std::string lines = profile->to_text();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/isolation.h"
 #include "check/kernel_profile.h"
 #include "check/outcome.h"
 #include "check/outside_clock.h"
@@ -101,6 +102,8 @@ struct Verdict {
   std::optional<Timing> timing;
   std::vector<Flag> flags;
   std::optional<DeviceCeilings> device;
+  // The confinement the candidate's runner was under (absent: no candidate was loaded).
+  std::optional<Isolation> isolation;
   std::string sanitizer;  // compute-sanitizer summary when --sanitize
   // Nsight Compute's view of a passing candidate on the main config (EvalOptions::profile), taken
   // after the verdict in a process of its own: advice for prompts and readers, never a figure

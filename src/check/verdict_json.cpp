@@ -241,6 +241,7 @@ Result<Verdict> verdict_from_json(const json& j) {
     v.timing = std::move(*t);
   }
   if (j.contains("device") && j["device"].is_object()) v.device = DeviceCeilings::from_json(j["device"]);
+  if (j.contains("isolation") && j["isolation"].is_object()) v.isolation = Isolation::from_json(j["isolation"]);
   if (j.contains("profile")) {
     auto p = profile_from_json(j["profile"]);
     if (!p) return fail("verdict: {}", p.error().message);

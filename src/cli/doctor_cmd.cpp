@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "check/evaluator.h"
+#include "check/isolation.h"
 #include "cli/commands.h"
 #include "store/run_db.h"
 #include "compile/nvcc.h"
@@ -87,6 +89,28 @@ void gpu_start_line(double start_s) {
 
 }  // namespace
 
+// The confinement a candidate's runner gets here: the runner confines itself as it would before
+// loading a candidate (no GPU needed) and says what took.
+void isolation_line(const std::filesystem::path& runner) {
+  auto r = run_process({.argv = {runner.string(), "--isolation"}, .timeout = std::chrono::seconds(20)});
+  std::string out = r && r->ok() ? r->out : "";
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    line("isolation", false, r ? r->describe() + ": " + r->err : r.error().message, "rebuild kevo-runner");
+    return;
+  }
+  auto iso = confirm_isolation(j.get<proto::Isolation>(), 0);
+  std::ifstream ver("/proc/sys/kernel/osrelease");
+  std::string release;
+  std::getline(ver, release);
+  const bool gvisor = release.rfind("4.4.0", 0) == 0;  // gVisor reports this kernel
+  line("isolation", iso && !iso->weak(),
+       (iso ? iso->describe() : iso.error().message) +
+           fmt::format("; no PID namespace (CUDA IPC needs a shared one); kernel {}{}", release,
+                       gvisor ? " (gVisor)" : ""),
+       "run kevo as root (candidates then run as nobody) or on a kernel with Landlock and seccomp");
+}
+
 void register_doctor(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("doctor", "Report what this machine offers (GPU, compilers, ceilings, Python, LLM keys)");
   auto remeasure = std::make_shared<bool>(false);
@@ -124,6 +148,7 @@ void register_doctor(CLI::App& app, int& exit_code) {
         }
       }
     }
+    if (runner) isolation_line(*runner);
     if (gpu_ok) {
       auto d = device_ceilings(*remeasure);
       line("ceilings", bool(d),

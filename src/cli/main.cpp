@@ -1,4 +1,6 @@
 // The kevo command line. Exceptions stop here: everything below returns errors as values.
+#include <sys/prctl.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -14,6 +16,9 @@
 #endif
 
 int main(int argc, char** argv) {
+  // The checker, the runner pool and the workers hold credentials and the clock: no other process
+  // of the user's (a candidate's runner above all) may open their /proc fd, mem or environ.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   CLI::App app{"kevo: evolve faster CUDA kernels under checks a model cannot fool"};
   app.require_subcommand(1);
   // Baked in when cmake configured the build (src/cli/CMakeLists.txt).

@@ -69,7 +69,8 @@ void register_runners(CLI::App& app, int& exit_code) {
     }
     std::printf("runner pool %ld running\n", *pid);
   });
-  cmd->add_subcommand("status", "Say whether a pool runs, and what it holds")
+  cmd->add_subcommand("status", "Say whether a pool runs, and what it holds.\n"
+                                "Exit codes: 0 a pool runs, 1 none runs, 2 it could not be asked.")
       ->callback([&exit_code] { exit_code = print_status(); });
   cmd->add_subcommand("stop", "Stop the pool (after the runners it handed out have ended)")
       ->callback([&exit_code] {
@@ -87,8 +88,11 @@ void register_runners(CLI::App& app, int& exit_code) {
   serve->add_option("--busy-refill-delay-ms", a->busy_refill_delay_ms,
                     "While a runner handed out is alive, wait this long after a take before refilling")
       ->check(CLI::Range(0, 600000));
-  serve->callback([a, &exit_code] {
+  auto runner = std::make_shared<std::string>();
+  serve->add_option("--runner", *runner, "The kevo-runner it starts (default: $KEVO_RUNNER, else beside kevo)");
+  serve->callback([a, runner, &exit_code] {
     PoolServerOptions o;
+    o.runner = *runner;
     o.spares = a->spares;
     o.idle_exit = std::chrono::seconds(a->idle_exit_s);
     o.refill_delay = std::chrono::milliseconds(a->refill_delay_ms);

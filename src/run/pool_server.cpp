@@ -94,7 +94,10 @@ struct Out {
 
 class PoolServer {
  public:
-  PoolServer(const PoolServerOptions& o, int listen_fd) : o_(o), listen_(listen_fd) {}
+  // `runner`: the one binary it starts; `env`: its runners' environment (the pool's, less
+  // credentials), the kind's GPUs added.
+  PoolServer(const PoolServerOptions& o, int listen_fd, fs::path runner, std::vector<std::string> env)
+      : o_(o), listen_(listen_fd), runner_(std::move(runner)), env_(std::move(env)) {}
   Status run();
 
  private:
@@ -121,6 +124,8 @@ class PoolServer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Kind> kinds_;
+  const fs::path runner_;
+  const std::vector<std::string> env_;
   Clock::time_point last_take_ = Clock::now() - std::chrono::hours(1);
   bool stopping_ = false;     // asked to stop: nothing more is started or handed out
   bool exit_ = false;         // ending: the refill thread may go
@@ -216,8 +221,11 @@ void PoolServer::take(int conn, const json& req) {
     ::close(conn);
   };
   if (!kind) return no(kind.error().message);
+  const std::string asked = req.contains("runner") && req["runner"].is_string() ? req["runner"].get<std::string>() : "";
+  if (asked != runner_.string())
+    return no(fmt::format("this pool starts only its own kevo-runner ({}), not '{}'", runner_.string(), asked));
   const std::string key = kind->key();
-  const FileId bin = file_id(kind->runner);
+  const FileId bin = file_id(runner_);
   std::optional<Spare> got;
   std::deque<Spare> stale;
   {
@@ -390,8 +398,7 @@ void PoolServer::refill_loop() {
     auto it = kinds_.find(*key);
     if (!spare) {
       ++failed_;
-      spdlog::warn("runner pool: a runner for {} did not start: {}", spec.runner.string(),
-                   spare.error().message);
+      spdlog::warn("runner pool: a runner ({}) did not start: {}", spec.key(), spare.error().message);
       if (it != kinds_.end()) ++it->second.failures;
       continue;
     }
@@ -414,9 +421,9 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
     if (auto g = GpuLock::acquire(uuid, 200ms, {}, GpuLock::Mode::Shared))
       lock.emplace(std::move(*g));
   RunnerOptions ro;
-  ro.runner = spec.runner;
-  ro.env_exact = spec.env;
-  ro.cwd = spec.cwd;
+  ro.runner = runner_;
+  ro.env_exact = pool_runner_env(env_, spec);
+  ro.cwd = "/";
   auto p = spawn_runner(ro);
   if (!p) return p.unexpected();
   Spare s{*p, ""};
@@ -483,6 +490,11 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   const std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(lock, 0) != 0 || pwrite(lock, pid.data(), pid.size(), 0) < 0)
     spdlog::warn("runner pool: cannot write its pid to {}", lock_path.string());
+  std::optional<fs::path> runner = o.runner.empty() ? find_runner() : std::optional<fs::path>(o.runner);
+  std::error_code ec;
+  if (!runner || !fs::is_regular_file(*runner, ec))
+    return ::close(lock), fail(ErrorCode::kNotFound, "runner pool: no kevo-runner to start (set KEVO_RUNNER)");
+  const fs::path bin = fs::weakly_canonical(*runner, ec);
   const fs::path sock = pool_socket(dir);
   ::unlink(sock.c_str());  // a dead pool's (we hold the lock: no live pool listens there)
   auto listen_fd = listen_seqpacket(sock);
@@ -492,9 +504,9 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle)", getpid(),
-               sock.string(), o.spares, o.idle_exit.count());
-  Status st = PoolServer(o, *listen_fd).run();
+  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle), starting {}", getpid(),
+               sock.string(), o.spares, o.idle_exit.count(), bin.string());
+  Status st = PoolServer(o, *listen_fd, bin, child_environment({}, runner_secret_prefixes())).run();
   ::unlink(sock.c_str());
   ::close(lock);
   return st;

@@ -1,6 +1,6 @@
 // The runner pool, server side (`kevo runners serve`): keeps `spares` kevo-runners ready per kind
-// of runner asked for (run/runner_pool.h's PoolKind: binary, folder, environment), each started
-// under the GPU's shared lock (no context is made while anything is timed there) and hello
+// of runner asked for (run/runner_pool.h's PoolKind: the GPUs; the binary, folder and environment
+// are the pool's own, never a client's), each started under the GPU's shared lock (no context is made while anything is timed there) and hello
 // answered, and hands each out once with its pipes and arena as fds. It stays the parent of what it
 // handed out: it sends the runner's exit status on the taker's connection, kills it when asked, and
 // kills it when that connection closes (the taker ended), again under the shared lock, so its CUDA
@@ -16,6 +16,7 @@ namespace kevo {
 
 struct PoolServerOptions {
   std::filesystem::path dir;            // empty: pool_dir()
+  std::filesystem::path runner;         // the one kevo-runner it starts; empty: find_runner()
   int spares = 4;                       // ready runners per kind
   int max_kinds = 4;                    // kinds kept (the one asked for least recently goes)
   std::chrono::seconds idle_exit{600};  // ends when nothing was taken or is out for this long

@@ -107,32 +107,22 @@ void from_json(const json&, HelloRequest&) {}
 
 void to_json(json& j, const LoadRequest& r) {
   j = json{{"cmd", LoadRequest::kCmd}, {"slot", r.slot}, {"path", r.path}, {"untrusted", r.untrusted}};
-  if (r.reserve_bytes) j["reserve_bytes"] = r.reserve_bytes;
 }
 
 void from_json(const json& j, LoadRequest& r) {
   r.slot = j.at("slot").get<std::string>();
   r.path = j.at("path").get<std::string>();
   r.untrusted = j.value("untrusted", false);
-  r.reserve_bytes = j.value("reserve_bytes", uint64_t(0));
 }
 
-void to_json(json& j, const LoadReply& r) {
-  j = json{{"threads_before", r.threads_before}, {"threads_after", r.threads_after}, {"sandbox", nullptr},
-           {"state", nullptr}};
-  if (r.sandboxed) j["sandbox"] = true;
-  else if (!r.sandbox_error.empty()) j["sandbox"] = r.sandbox_error;
+void to_json(json& j, const ConfineReply& r) {
+  j = json{{"isolation", r.isolation}, {"state", nullptr}};
   if (r.state) j["state"] = *r.state;
 }
 
-void from_json(const json& j, LoadReply& r) {
-  r = LoadReply{};
-  r.threads_before = j.value("threads_before", 0);
-  r.threads_after = j.value("threads_after", 0);
-  if (auto it = j.find("sandbox"); it != j.end() && !it->is_null()) {
-    if (it->is_string()) r.sandbox_error = it->get<std::string>();
-    else r.sandboxed = it->get<bool>();  // anything else than a bool is malformed
-  }
+void from_json(const json& j, ConfineReply& r) {
+  r = ConfineReply{};
+  r.isolation = j.value("isolation", Isolation{});
   if (auto it = j.find("state"); it != j.end() && !it->is_null()) r.state = it->get<DeviceState>();
 }
 

@@ -112,28 +112,54 @@ struct HelloRequest {
 void to_json(json& j, const HelloRequest& r);
 void from_json(const json& j, HelloRequest& r);
 
-// load: dlopen `path` into `slot`. An untrusted library gets the seccomp filter first (once per
-// process) and the device state is snapshot before any of its code runs. `reserve_bytes`: the
+// How a candidate's runner is confined (runner/confine.h), as the runner set it up before any of
+// the candidate's code ran; the checker confirms what it can from outside (check/isolation.h).
+struct Isolation {
+  int uid = -1, gid = -1;       // the identity the candidate runs as (-1: the runner did not say)
+  bool identity_dropped = false;  // root gave up its identity (and every capability) for uid
+  int landlock_abi = 0;         // 0: no Landlock layer
+  bool landlock_scoped = false;  // signals and abstract sockets scoped to the process (ABI >= 6)
+  bool seccomp = false;
+  bool undumpable = false;
+  std::string error;            // what could not be set up, for people
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Isolation, uid, gid, identity_dropped, landlock_abi, landlock_scoped,
+                                                seccomp, undumpable, error)
+
+// confine: everything a candidate's runner does before the candidate's code runs, answered before
+// it runs (so the reply is the runner's own word, not the candidate's): the library at `path` read
+// into memory (what `load` then loads, whatever happens to the file), the device state snapshot,
+// the slab, then the confinement (runner/confine.h). Once per process. `reserve_bytes`: the
 // runner first allocates one block of about that size (its slab) and places its buffers in it
 // from then on: a candidate's ~20 buffers per evaluation then cost no driver calls (a cudaMalloc
 // waits ~4 ms while another process makes its CUDA context), and the oracle's runner maps the
 // slab once instead of every buffer. 0: every buffer its own allocation.
+struct ConfineReply {
+  Isolation isolation;
+  std::optional<DeviceState> state;  // the state before the library's code ran
+};
+void to_json(json& j, const ConfineReply& r);
+void from_json(const json& j, ConfineReply& r);
+struct ConfineRequest {
+  static constexpr const char* kCmd = "confine";
+  using Reply = ConfineReply;
+  std::string path;
+  uint64_t reserve_bytes = 0;
+};
+KEVO_PROTO_REQUEST(ConfineRequest, path, reserve_bytes)
+
+// load: dlopen `path` into `slot`. An untrusted library is the one `confine` read (the request
+// must name the same path; refused without a confine): the runner loads its copy in memory, not
+// the file.
 struct LoadReply {
   int threads_before = 0, threads_after = 0;  // around dlopen: a static constructor's thread
-  // The filter, on the wire "sandbox": true (installed now), an error string (it could not be),
-  // or null (not asked for, or installed by an earlier load).
-  bool sandboxed = false;
-  std::string sandbox_error;
-  std::optional<DeviceState> state;  // untrusted loads: the state before the library's code ran
 };
-void to_json(json& j, const LoadReply& r);
-void from_json(const json& j, LoadReply& r);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadReply, threads_before, threads_after)
 struct LoadRequest {
   static constexpr const char* kCmd = "load";
   using Reply = LoadReply;
   std::string slot, path;
   bool untrusted = false;
-  uint64_t reserve_bytes = 0;
 };
 void to_json(json& j, const LoadRequest& r);
 void from_json(const json& j, LoadRequest& r);

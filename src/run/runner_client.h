@@ -127,6 +127,7 @@ class RunnerClient {
   // kills it after that, and returns everything stderr's tail held at the end.
   std::string finish(std::chrono::milliseconds grace);
   bool alive() const { return child_.pid > 0; }
+  int pid() const { return child_.pid; }
   // Whether the runner came from the runner pool (another process is its parent).
   bool pooled() const { return pool_fd_ >= 0; }
 

@@ -9,7 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -64,55 +66,60 @@ fs::path pool_socket(const fs::path& dir) {
   return dir / "pool.sock";
 }
 
-std::string PoolKind::key() const {
-  std::vector<std::string> e;
-  for (const auto& kv : env) {
-    const std::string name = kv.substr(0, kv.find('='));
-    const bool volatile_name = name == "_" || name == "PWD" || name == "OLDPWD" ||
-                               name == "SHLVL" || name.rfind("GTEST_", 0) == 0;
-    if (!volatile_name) e.push_back(kv);
-  }
-  std::sort(e.begin(), e.end());
-  std::string k = runner.string() + '\0' + cwd.string();
-  for (const auto& kv : e) k += '\0' + kv;
-  return k;
-}
+std::string PoolKind::key() const { return gpus ? "gpus=" + *gpus : std::string("gpus unset"); }
 
 json PoolKind::to_json() const {
-  return {{"runner", runner.string()}, {"cwd", cwd.string()}, {"env", env}};
+  json j = json::object();
+  if (gpus) j["gpus"] = *gpus;
+  return j;
 }
 
+namespace {
+bool gpu_list(const std::string& v) {
+  return v.size() <= 256 && std::all_of(v.begin(), v.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == ',' || c == '-';
+         });
+}
+}  // namespace
+
 Result<PoolKind> PoolKind::from_json(const json& j) {
-  if (!j.is_object() || !j.contains("runner") || !j["runner"].is_string() || !j.contains("cwd") ||
-      !j["cwd"].is_string() || !j.contains("env") || !j["env"].is_array())
-    return fail(ErrorCode::kParse, "a runner kind needs runner, cwd (strings) and env (an array)");
+  if (!j.is_object()) return fail(ErrorCode::kParse, "a runner kind is an object");
   PoolKind k;
-  k.runner = j["runner"].get<std::string>();
-  k.cwd = j["cwd"].get<std::string>();
-  for (const auto& e : j["env"]) {
-    if (!e.is_string() || e.get<std::string>().find('=') == std::string::npos)
-      return fail(ErrorCode::kParse, "a runner kind's env holds NAME=value strings");
-    k.env.push_back(e.get<std::string>());
+  for (const auto& [name, v] : j.items()) {
+    if (name != "gpus")
+      return fail(ErrorCode::kParse,
+                  "a runner kind names only its GPUs (\"{}\" is the pool's to choose: binary, folder and "
+                  "environment are its own)",
+                  name);
+    if (!v.is_string() || !gpu_list(v.get<std::string>()))
+      return fail(ErrorCode::kParse, "a runner kind's gpus is a CUDA_VISIBLE_DEVICES list (digits, commas, ids)");
+    k.gpus = v.get<std::string>();
   }
-  if (!k.runner.is_absolute() || !k.cwd.is_absolute())
-    return fail(ErrorCode::kParse, "a runner kind's runner and cwd are absolute paths");
   return k;
 }
 
 Result<PoolKind> pool_kind_of(const RunnerOptions& o) {
+  if (o.env_exact || o.cwd) return fail(ErrorCode::kNotFound, "an exact environment or folder: not a pool's runner");
   PoolKind k;
-  k.runner = o.runner;
-  if (k.runner.empty()) {
-    auto r = find_runner();
-    if (!r) return fail(ErrorCode::kNotFound, "cannot find kevo-runner");
-    k.runner = *r;
+  for (const auto& [name, value] : o.env) {
+    if (name != "CUDA_VISIBLE_DEVICES" || !gpu_list(value))
+      return fail(ErrorCode::kNotFound, "{} set for the runner: not a pool's runner", name);
+    k.gpus = value;
   }
-  std::error_code ec;
-  k.runner = fs::absolute(k.runner, ec);
-  k.cwd = o.cwd ? fs::absolute(*o.cwd, ec) : fs::current_path(ec);
-  if (ec) return fail(ErrorCode::kIo, "runner pool: {}", ec.message());
-  k.env = child_environment(o.env, runner_secret_prefixes(), o.env_exact ? &*o.env_exact : nullptr);
+  if (!k.gpus)
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+      if (!gpu_list(v)) return fail(ErrorCode::kNotFound, "CUDA_VISIBLE_DEVICES: not a pool's runner");
+      k.gpus = v;
+    }
   return k;
+}
+
+std::vector<std::string> pool_runner_env(const std::vector<std::string>& base, const PoolKind& k) {
+  std::vector<std::string> e;
+  for (const auto& kv : base)
+    if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) e.push_back(kv);
+  if (k.gpus) e.push_back("CUDA_VISIBLE_DEVICES=" + *k.gpus);
+  return e;
 }
 
 namespace {
@@ -165,7 +172,11 @@ std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_
   if (pool_mode() == PoolMode::kOff || !o.launcher.empty()) return std::nullopt;
   auto kind = pool_kind_of(o);
   if (!kind) return std::nullopt;
-  auto x = ask_pool({{"cmd", "take"}, {"kind", kind->to_json()}}, true);
+  auto runner = o.runner.empty() ? find_runner() : std::optional<fs::path>(o.runner);
+  std::error_code ec;
+  if (!runner) return std::nullopt;
+  const fs::path bin = fs::weakly_canonical(*runner, ec);
+  auto x = ask_pool({{"cmd", "take"}, {"kind", kind->to_json()}, {"runner", bin.string()}}, true);
   if (!x) {
     if (x.error().code != ErrorCode::kNotFound) spdlog::debug("runner pool: {}", x.error().message);
     return std::nullopt;

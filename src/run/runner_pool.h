@@ -18,7 +18,7 @@
 
 namespace kevo {
 
-inline constexpr int kPoolProtocol = 1;  // both ends check it: an older pool is not used
+inline constexpr int kPoolProtocol = 2;  // both ends check it: an older pool is not used
 
 // KEVO_RUNNER_POOL: "off" (never), "use" (take from a running pool, start none), or "auto" (the
 // default: `kevo eval` also starts one for the evaluations after it).
@@ -32,23 +32,27 @@ PoolMode pool_mode();
 Result<std::filesystem::path> pool_dir(bool create);
 std::filesystem::path pool_socket(const std::filesystem::path& dir);
 
-// The environment a runner of these options gets, and the key the pool keeps its runners under:
-// the runner binary (path, size, mtime), the working folder and that environment, less the
-// variables a shell or a test harness changes between commands ("_", PWD, OLDPWD, SHLVL, GTEST_*),
-// which no runner reads: a runner of the kind has the first asker's values of those.
+// A kind of runner the pool keeps. The pool defines everything else itself, never from a client:
+// the kevo-runner binary (its own, found when it starts: a take that names another is refused), the
+// environment (its own, less credentials), "/" as the working folder. A kind differs only in the
+// GPUs its runners see (CUDA_VISIBLE_DEVICES: digits, commas, GPU-/MIG- ids).
 struct PoolKind {
-  std::filesystem::path runner;
-  std::filesystem::path cwd;
-  std::vector<std::string> env;
+  std::optional<std::string> gpus;  // nullopt: CUDA_VISIBLE_DEVICES not set
   std::string key() const;
   json to_json() const;
   static Result<PoolKind> from_json(const json& j);
 };
+// The kind for these options; kNotFound when a pool's runner would not be the runner they describe
+// (an environment beyond CUDA_VISIBLE_DEVICES, an exact environment or a working folder).
 Result<PoolKind> pool_kind_of(const RunnerOptions& o);
+// The environment of the pool's runners of kind `k`: `base` (the pool's own, less credentials)
+// with k's GPUs.
+std::vector<std::string> pool_runner_env(const std::vector<std::string>& base, const PoolKind& k);
 
-// A runner the pool started for exactly these options, alive and answering a hello now, or
-// nullopt (no pool, none ready, pooling off, launcher set); asking also has the pool keep such
-// runners ready from now on. Never an error: without it, the caller starts its own.
+// A runner the pool started for these options (the same binary and GPUs; the pool's own
+// environment), alive and answering a hello now, or nullopt (no pool, none ready, pooling off,
+// launcher set, options a pool's runner cannot match); asking also has the pool keep such runners
+// ready from now on. Never an error: without it, the caller starts its own.
 std::optional<std::pair<std::unique_ptr<RunnerClient>, proto::HelloReply>> take_pooled(
     const RunnerOptions& o);
 

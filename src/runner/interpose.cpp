@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 
 namespace kevo::guard {
 namespace {
 
 std::atomic<bool> g_armed{false};
 std::atomic<bool> g_ever_armed{false};
+std::atomic<bool> g_sealed{false};  // candidate code may run from here on (seal())
 std::atomic<cudaStream_t> g_stream{nullptr};
 std::atomic<size_t> g_alloc_limit{0};
 std::atomic<size_t> g_allocated{0};
@@ -40,6 +42,53 @@ void check_launch(cudaStream_t s, const char* via) {
   }
 }
 
+// Work queued other than by a launch (a memset, a copy, an allocation on a stream, a graph): the
+// same rule as launches.
+void check_enqueue(cudaStream_t s, const char* via) { check_launch(s, via); }
+
+// Host code the driver would run later on a thread of its own (a stream callback, a graph's host
+// node): the candidate's code outside its call, on a thread that predates its confinement.
+bool refuse_host_code(const char* via) {
+  if (!g_sealed.load() || t_trusted > 0) return false;
+  record("host_callback", std::string(via) + ": host code run by the driver later is not allowed");
+  return true;
+}
+
+// Driver entry points a kernel may need (tensor maps for TMA, attributes, occupancy, errors);
+// every other one (launches, copies, allocations, callbacks, streams) would bypass the guards.
+bool driver_entry_allowed(const char* name) {
+  static constexpr const char* kAllowed[] = {"cuTensorMapEncode", "cuTensorMapReplace", "cuGetErrorName",
+                                             "cuGetErrorString", "cuDeviceGet",  "cuDriverGetVersion",
+                                             "cuFuncGetAttribute", "cuFuncSetAttribute", "cuFuncSetCacheConfig",
+                                             "cuKernelGetAttribute", "cuKernelSetAttribute", "cuKernelGetFunction",
+                                             "cuOccupancy",  "cuCtxGetDevice"};
+  if (!name) return false;
+  const std::string_view n(name);
+  for (const char* a : kAllowed)
+    if (n.rfind(a, 0) == 0) return true;
+  return false;
+}
+
+bool refuse_driver_entry(const char* name) {
+  if (!g_sealed.load() || t_trusted > 0 || driver_entry_allowed(name)) return false;
+  record("driver_entry", std::string("cudaGetDriverEntryPoint(") + (name ? name : "null") +
+                             "): driver entry points that queue work, copy, allocate or call back are not allowed");
+  return true;
+}
+
+// An allocation the candidate makes while armed counts against its cap.
+bool over_cap(size_t n, const char* via) {
+  if (!g_armed.load()) return false;
+  if (g_allocated.load() + n <= g_alloc_limit.load()) {
+    g_allocated += n;
+    return false;
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s of %zu bytes exceeds the candidate limit of %zu", via, n, g_alloc_limit.load());
+  record("alloc_limit", buf);
+  return true;
+}
+
 template <class F>
 F real(const char* name) {
   void* p = dlsym(RTLD_NEXT, name);
@@ -60,6 +109,8 @@ void arm(cudaStream_t stream, size_t alloc_limit_bytes) {
 }
 
 void disarm() { g_armed = false; }
+
+void seal() { g_sealed = true; }
 
 Trusted::Trusted() { ++t_trusted; }
 Trusted::~Trusted() { --t_trusted; }
@@ -142,19 +193,209 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int pr
 
 cudaError_t cudaMalloc(void** p, size_t n) {
   static auto fn = real<cudaError_t (*)(void**, size_t)>("cudaMalloc");
-  if (g_armed.load()) {
-    if (g_allocated.load() + n > g_alloc_limit.load()) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "cudaMalloc of %zu bytes exceeds the candidate limit of %zu",
-                    n, g_alloc_limit.load());
-      record("alloc_limit", buf);
-      return cudaErrorMemoryAllocation;
-    }
-    cudaError_t e = fn(p, n);
-    if (e == cudaSuccess) g_allocated += n;
-    return e;
-  }
+  if (over_cap(n, "cudaMalloc")) return cudaErrorMemoryAllocation;
   return fn(p, n);
+}
+
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned flags) {
+  static auto fn = real<cudaError_t (*)(void**, size_t, unsigned)>("cudaMallocManaged");
+  if (over_cap(n, "cudaMallocManaged")) return cudaErrorMemoryAllocation;
+  return fn(p, n, flags);
+}
+
+cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h) {
+  static auto fn = real<cudaError_t (*)(void**, size_t*, size_t, size_t)>("cudaMallocPitch");
+  if (over_cap(w * h, "cudaMallocPitch")) return cudaErrorMemoryAllocation;
+  return fn(p, pitch, w, h);
+}
+
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void**, size_t, cudaStream_t)>("cudaMallocAsync");
+  check_enqueue(s, "cudaMallocAsync");
+  if (over_cap(n, "cudaMallocAsync")) return cudaErrorMemoryAllocation;
+  return fn(p, n, s);
+}
+
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void**, size_t, cudaMemPool_t, cudaStream_t)>("cudaMallocFromPoolAsync");
+  check_enqueue(s, "cudaMallocFromPoolAsync");
+  if (over_cap(n, "cudaMallocFromPoolAsync")) return cudaErrorMemoryAllocation;
+  return fn(p, n, pool, s);
+}
+
+cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, cudaStream_t)>("cudaFreeAsync");
+  check_enqueue(s, "cudaFreeAsync");
+  return fn(p, s);
+}
+
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, int, size_t, cudaStream_t)>("cudaMemsetAsync");
+  check_enqueue(s, "cudaMemsetAsync");
+  return fn(p, v, n, s);
+}
+
+cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t w, size_t h, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, size_t, int, size_t, size_t, cudaStream_t)>("cudaMemset2DAsync");
+  check_enqueue(s, "cudaMemset2DAsync");
+  return fn(p, pitch, v, w, h, s);
+}
+
+cudaError_t cudaMemcpyAsync(void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t)>("cudaMemcpyAsync");
+  check_enqueue(s, "cudaMemcpyAsync");
+  return fn(d, src, n, k, s);
+}
+
+cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* src, size_t sp, size_t w, size_t h, cudaMemcpyKind k,
+                              cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind,
+                                        cudaStream_t)>("cudaMemcpy2DAsync");
+  check_enqueue(s, "cudaMemcpy2DAsync");
+  return fn(d, dp, src, sp, w, h, k, s);
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind k,
+                                    cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(const void*, const void*, size_t, size_t, cudaMemcpyKind, cudaStream_t)>(
+      "cudaMemcpyToSymbolAsync");
+  check_enqueue(s, "cudaMemcpyToSymbolAsync");
+  return fn(sym, src, n, off, k, s);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* d, int dd, const void* src, int sd, size_t n, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, int, const void*, int, size_t, cudaStream_t)>("cudaMemcpyPeerAsync");
+  check_enqueue(s, "cudaMemcpyPeerAsync");
+  return fn(d, dd, src, sd, n, s);
+}
+
+cudaError_t cudaMemPrefetchAsync(const void* p, size_t n, cudaMemLocation loc, unsigned flags, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(const void*, size_t, cudaMemLocation, unsigned, cudaStream_t)>(
+      "cudaMemPrefetchAsync");
+  check_enqueue(s, "cudaMemPrefetchAsync");
+  return fn(p, n, loc, flags, s);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>("cudaGraphLaunch");
+  check_enqueue(s, "cudaGraphLaunch");
+  return fn(g, s);
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t f, void* data) {
+  static auto fn = real<cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*)>("cudaLaunchHostFunc");
+  if (refuse_host_code("cudaLaunchHostFunc")) return cudaErrorNotPermitted;
+  return fn(s, f, data);
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned flags) {
+  static auto fn = real<cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void*, unsigned)>("cudaStreamAddCallback");
+  if (refuse_host_code("cudaStreamAddCallback")) return cudaErrorNotPermitted;
+  return fn(s, cb, data, flags);
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t nd,
+                                 const cudaHostNodeParams* p) {
+  static auto fn = real<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t,
+                                        const cudaHostNodeParams*)>("cudaGraphAddHostNode");
+  if (refuse_host_code("cudaGraphAddHostNode")) return cudaErrorNotPermitted;
+  return fn(n, g, deps, nd, p);
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char* sym, void** f, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult* st) {
+  static auto fn = real<cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*)>(
+      "cudaGetDriverEntryPoint");
+  if (refuse_driver_entry(sym)) {
+    if (f) *f = nullptr;
+    return cudaErrorNotPermitted;
+  }
+  return fn(sym, f, flags, st);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** f, unsigned ver, unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* st) {
+  static auto fn = real<cudaError_t (*)(const char*, void**, unsigned, unsigned long long,
+                                        cudaDriverEntryPointQueryResult*)>("cudaGetDriverEntryPointByVersion");
+  if (refuse_driver_entry(sym)) {
+    if (f) *f = nullptr;
+    return cudaErrorNotPermitted;
+  }
+  return fn(sym, f, ver, flags, st);
+}
+
+// The per-thread default stream's twins (a candidate that defines CUDA_API_PER_THREAD_DEFAULT_STREAM
+// calls these instead): the same guards, the null stream read as the per-thread one.
+#define KEVO_PTS(s) ((s) == nullptr ? cudaStreamPerThread : (s))
+
+cudaError_t cudaMemsetAsync_ptsz(void* p, int v, size_t n, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void*, int, size_t, cudaStream_t)>("cudaMemsetAsync_ptsz");
+  check_enqueue(KEVO_PTS(s), "cudaMemsetAsync");
+  return fn(p, v, n, s);
+}
+
+cudaError_t cudaMemcpyAsync_ptsz(void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s) {
+  static auto fn =
+      real<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t)>("cudaMemcpyAsync_ptsz");
+  check_enqueue(KEVO_PTS(s), "cudaMemcpyAsync");
+  return fn(d, src, n, k, s);
+}
+
+cudaError_t cudaMallocAsync_ptsz(void** p, size_t n, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(void**, size_t, cudaStream_t)>("cudaMallocAsync_ptsz");
+  check_enqueue(KEVO_PTS(s), "cudaMallocAsync");
+  if (over_cap(n, "cudaMallocAsync")) return cudaErrorMemoryAllocation;
+  return fn(p, n, s);
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s) {
+  static auto fn = real<cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>("cudaGraphLaunch_ptsz");
+  check_enqueue(KEVO_PTS(s), "cudaGraphLaunch");
+  return fn(g, s);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) {
+  static auto fn =
+      real<cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t)>("cudaLaunchKernel_ptsz");
+  check_launch(KEVO_PTS(s), "cudaLaunchKernel");
+  return fn(f, g, b, args, shm, s);
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* cfg, const void* f, void** args) {
+  static auto fn = real<cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**)>("cudaLaunchKernelExC_ptsz");
+  check_launch(KEVO_PTS(cfg ? cfg->stream : nullptr), "cudaLaunchKernelEx");
+  return fn(cfg, f, args);
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) {
+  static auto fn =
+      real<cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t)>("cudaLaunchCooperativeKernel_ptsz");
+  check_launch(KEVO_PTS(s), "cudaLaunchCooperativeKernel");
+  return fn(f, g, b, args, shm, s);
+}
+
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t f, void* data) {
+  static auto fn = real<cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*)>("cudaLaunchHostFunc_ptsz");
+  if (refuse_host_code("cudaLaunchHostFunc")) return cudaErrorNotPermitted;
+  return fn(s, f, data);
+}
+
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned flags) {
+  static auto fn =
+      real<cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void*, unsigned)>("cudaStreamAddCallback_ptsz");
+  if (refuse_host_code("cudaStreamAddCallback")) return cudaErrorNotPermitted;
+  return fn(s, cb, data, flags);
+}
+
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char* sym, void** f, unsigned long long flags,
+                                         cudaDriverEntryPointQueryResult* st) {
+  static auto fn = real<cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*)>(
+      "cudaGetDriverEntryPoint_ptsz");
+  if (refuse_driver_entry(sym)) {
+    if (f) *f = nullptr;
+    return cudaErrorNotPermitted;
+  }
+  return fn(sym, f, flags, st);
 }
 
 }  // extern "C"

@@ -19,6 +19,10 @@ using Violation = proto::Violation;
 // Arms the guards for one candidate call made on `stream`.
 void arm(cudaStream_t stream, size_t alloc_limit_bytes);
 void disarm();
+// From now on candidate code may run (called just before its library is loaded): host callbacks
+// (cudaLaunchHostFunc, cudaStreamAddCallback, graph host nodes) are refused, and so are driver
+// entry points beyond a kernel's needs (cudaGetDriverEntryPoint), each recorded as a violation.
+void seal();
 // Violations recorded since the last take (also those recorded while disarmed, e.g. by a thread the
 // candidate left behind).
 std::vector<Violation> take();

@@ -5,16 +5,28 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
+#include "runner/confine.h"
 #include "runner/service.h"
 
-int main() {
+int main(int argc, char** argv) {
   // One hardware queue unless the user chose otherwise: a context with CUDA's default eight took
   // 243 ms to make on an H200, with one 62 ms, and every spare runner is made while no timing may
   // run on its GPU (docs/measurements/2026-11-29-h200-c519fc3-context-queues.md). A runner puts
   // its work on one stream, so a single queue serializes nothing it would overlap; work a candidate
   // puts on any other stream runs in the order it was issued, inside the timed span, not beside it.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+  // No other process of the user's may open this one's pipes, memory or environment through /proc
+  // (a candidate's runner would take over a trusted one): before CUDA, before anything.
+  kevo::runner::make_undumpable();
+  // `kevo-runner --isolation`: confine this process as a candidate's runner would be, without a
+  // GPU, and print what took (kevo doctor's probe).
+  if (argc > 1 && std::string_view(argv[1]) == "--isolation") {
+    const bool keep_root = std::getenv("KEVO_RUNNER_KEEP_ROOT") != nullptr;
+    std::printf("%s\n", nlohmann::json(kevo::runner::confine_process({.drop_identity = !keep_root})).dump().c_str());
+    return 0;
+  }
   // Candidate output on stdout must not reach anything that parses it.
   dup2(2, 1);
   setvbuf(stdout, nullptr, _IONBF, 0);

@@ -7,7 +7,13 @@
 //    clone, where the flags can be checked);
 //  - reaching into other processes: ptrace, process_vm_readv/writev, kcmp, pidfd_getfd;
 //  - making memory executable after the fact: mprotect/pkey_mprotect with PROT_EXEC, and mmap
-//    asking for writable and executable at once (dlopen maps code read+exec, never write+exec).
+//    asking for writable and executable at once (dlopen maps code read+exec, never write+exec);
+//  - sockets of any family and socket pairs (EACCES), listening and accepting, signals to any
+//    other process;
+//  - code that runs later by itself: timers (setitimer, alarm, timer_create), SIGIO arranged on a
+//    descriptor (fcntl F_SETOWN/F_SETSIG/O_ASYNC, ioctl FIOASYNC), mq_notify, perf_event_open,
+//    io_uring; becoming traceable again (prctl PR_SET_DUMPABLE, PR_SET_PTRACER); the key store.
+// The filter binds every thread of the process (TSYNC), the CUDA driver's too.
 // Thread-safety: call once, from the runner's thread, before any candidate code runs.
 #pragma once
 

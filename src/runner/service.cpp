@@ -2,14 +2,18 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "runner/device_data.h"
 #include "runner/interpose.h"
-#include "runner/seccomp.h"
+#include "runner/confine.h"
 
 namespace kevo::runner {
 
@@ -54,6 +58,7 @@ json RunnerService::handle(const json& req) {
   const std::string cmd = c != req.end() && c->is_string() ? c->get<std::string>() : "";
   using namespace proto;
   if (cmd == HelloRequest::kCmd) return serve(req, &RunnerService::hello);
+  if (cmd == ConfineRequest::kCmd) return serve(req, &RunnerService::confine);
   if (cmd == LoadRequest::kCmd) return serve(req, &RunnerService::load);
   if (cmd == RunRequest::kCmd) return serve(req, &RunnerService::run);
   if (cmd == TimeBatchRequest::kCmd) return serve(req, &RunnerService::time_batch);
@@ -105,32 +110,66 @@ Result<proto::HelloReply> RunnerService::hello(const proto::HelloRequest&) {
   return h;
 }
 
+// The candidate's library, read into a sealed memfd: what `load` loads is these bytes, whatever
+// later happens to the file, and the confined process needs no access to the compile cache.
+static Result<int> library_copy(const std::string& path) {
+  int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return fail("cannot open the library {}: {}", path, std::strerror(errno));
+  int mfd = static_cast<int>(memfd_create("kevo-candidate.so", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  bool ok = mfd >= 0;
+  char buf[1 << 16];
+  for (ssize_t n; ok && (n = read(in, buf, sizeof buf)) != 0;)
+    ok = n > 0 && write(mfd, buf, static_cast<size_t>(n)) == n;
+  close(in);
+  if (ok) ok = fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0;
+  if (!ok) {
+    if (mfd >= 0) close(mfd);
+    return fail("cannot copy the library {} into memory: {}", path, std::strerror(errno));
+  }
+  return mfd;
+}
+
+Result<proto::ConfineReply> RunnerService::confine(const proto::ConfineRequest& req) {
+  if (!library_path_.empty() || !fns_.empty()) return fail("confine: once per runner, before any load");
+  init();
+  auto fd = library_copy(req.path);
+  if (!fd) return fd.unexpected();
+  library_fd_ = *fd;
+  library_path_ = req.path;
+  proto::ConfineReply rep;
+  // The state a candidate could leave behind, before any of its code runs (its static constructors
+  // included): the reference every later snapshot is compared with.
+  rep.state = device_state();
+  // From here on this process is the candidate's: no spares are reused.
+  untrusted_loaded_ = true;
+  free_spares();
+  if (req.reserve_bytes && !slab_) reserve_slab(req.reserve_bytes);
+  // KEVO_RUNNER_KEEP_ROOT=1: a machine where root cannot give up its identity and keep the GPU
+  // (the verdict says the candidate ran as root).
+  const bool keep_root = std::getenv("KEVO_RUNNER_KEEP_ROOT") != nullptr;
+  rep.isolation = confine_process({.drop_identity = !keep_root});
+  guard::seal();
+  confined_ = geteuid() != 0 || keep_root;  // root that could not give up its identity loads nothing
+  if (!confined_) return fail("the candidate's runner could not give up root: {}", rep.isolation.error);
+  return rep;
+}
+
 Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   init();
   proto::LoadReply rep;
-  // A candidate's library gets a process that can no longer start processes, trace or write
-  // other processes, or make memory executable (runner/seccomp.h): installed before its static
-  // constructors run, and never lifted.
-  // The state a candidate could leave behind, before any of its code runs (its static constructors
-  // included): the reference every later snapshot is compared with.
-  if (req.untrusted) rep.state = device_state();
-  // From here on this process is the candidate's: no spares are reused. A tool run (check/tool_run)
-  // loads a candidate without the sandbox but into the candidate's slot.
+  // A candidate's library only into a confined process, and only the bytes confine read. A tool
+  // run (check/tool_run) loads a candidate unconfined but into the candidate's slot.
+  if (req.untrusted && (!confined_ || req.path != library_path_))
+    return fail("an untrusted library is loaded only after confine, of the same path");
   if (req.untrusted || req.slot == "cand") {
     untrusted_loaded_ = true;
     free_spares();
   }
-  if (req.untrusted && req.reserve_bytes && !slab_) reserve_slab(req.reserve_bytes);
-  if (req.untrusted && !sandboxed_) {
-    auto st = install_candidate_filter();
-    rep.sandboxed = st.installed;
-    if (!st.installed) rep.sandbox_error = st.error;
-    sandboxed_ = st.installed;
-  }
+  const std::string where = req.untrusted ? "/proc/self/fd/" + std::to_string(library_fd_) : req.path;
   // Threads are counted around dlopen too: one started by a static constructor would otherwise
   // be in every call's "before" count and never show up as left running.
   rep.threads_before = count_threads();
-  void* h = dlopen(req.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
   rep.threads_after = count_threads();
   if (!h) return fail("cannot load: {}", dlerror());
   auto fn = reinterpret_cast<ForwardFn>(dlsym(h, "kevo_forward"));

@@ -74,6 +74,7 @@ class RunnerService {
   // service.cpp: set-up, loading, buffers
   void init();
   Result<proto::HelloReply> hello(const proto::HelloRequest& req);
+  Result<proto::ConfineReply> confine(const proto::ConfineRequest& req);
   Result<proto::LoadReply> load(const proto::LoadRequest& req);
   // The device buffer under `key`, of `bytes` (a new one when the size changes or `fresh`). One
   // another process maps (exported through CUDA IPC) is allocated in whole kIpcAlloc units: the
@@ -93,7 +94,7 @@ class RunnerService {
   void drop(DevBuf& b);
   void free_spares();
   bool keeps_spares() const { return !untrusted_loaded_; }
-  // The slab (proto::LoadRequest::reserve_bytes): one allocation made and exported before the
+  // The slab (proto::ConfineRequest::reserve_bytes): one allocation made and exported before the
   // candidate is loaded, where buffer() places everything it can from then on.
   void reserve_slab(uint64_t bytes);
   static kevo_tensor to_tensor(const proto::TensorDesc& d, void* ptr);
@@ -157,7 +158,9 @@ class RunnerService {
   size_t alloc_limit_ = size_t(8) << 30;
   size_t flush_bytes_ = 0;  // the L2 flush before every call (run and time_batch alike)
   uint64_t shift_ = 0, round_ = 0;
-  bool sandboxed_ = false;
+  bool confined_ = false;     // confine ran, and the process gave up root if it had it
+  int library_fd_ = -1;       // confine's copy of the candidate's library
+  std::string library_path_;  // where confine read it
   bool untrusted_loaded_ = false;
   std::optional<Slab> slab_;
   void* slab_base_ = nullptr;

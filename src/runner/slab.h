@@ -1,5 +1,5 @@
 // Where a candidate's runner places its buffers inside the one block it reserved before the
-// candidate was loaded (its slab; LoadRequest::reserve_bytes): offsets only, no device calls.
+// candidate was loaded (its slab; ConfineRequest::reserve_bytes): offsets only, no device calls.
 // Next fit from a cursor that moves past each new range, so a buffer taken while the old one of
 // its name is still held never lands where that one was, and successive placements walk the slab
 // (a candidate's pointer-keyed cache sees new addresses, as it did with fresh allocations).

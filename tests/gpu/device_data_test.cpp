@@ -51,9 +51,11 @@ std::unique_ptr<RunnerClient> start_with_copy(const fs::path& so, uint64_t reser
   auto r = RunnerClient::start({});
   EXPECT_TRUE(r) << (r ? "" : r.error().message);
   if (!r) return nullptr;
-  proto::LoadRequest q{"cand", so.string(), reserve > 0};
-  q.reserve_bytes = reserve;
-  auto l = (*r)->call(q, 60s);
+  if (reserve > 0) {
+    auto c = (*r)->call(proto::ConfineRequest{so.string(), reserve}, 60s);
+    EXPECT_TRUE(c) << (c ? "" : c.error().message);
+  }
+  auto l = (*r)->call(proto::LoadRequest{"cand", so.string(), reserve > 0}, 60s);
   EXPECT_TRUE(l) << (l ? "" : l.error().message);
   return std::move(*r);
 }

@@ -156,17 +156,25 @@ TEST(Protocol, RepliesRoundTrip) {
   EXPECT_EQ(hb.uuid, "u-1");
   EXPECT_EQ(hb.total_mem, uint64_t(80) << 30);
 
-  LoadReply l{2, 3, false, "built without libseccomp", DeviceState{{{"cache_config", 0}}}};
-  json lj = l;
-  EXPECT_EQ(lj["sandbox"], "built without libseccomp");
-  auto lb = lj.get<LoadReply>();
-  EXPECT_EQ(lb.threads_after, 3);
-  EXPECT_EQ(lb.sandbox_error, "built without libseccomp");
-  ASSERT_TRUE(lb.state);
-  EXPECT_TRUE(*lb.state == *l.state);
-  EXPECT_EQ(json(LoadReply{0, 0, true}).at("sandbox"), true);
-  EXPECT_TRUE(json(LoadReply{0, 0, true}).get<LoadReply>().sandboxed);
-  EXPECT_TRUE(json(LoadReply{}).at("sandbox").is_null());
+  LoadReply l{2, 3};
+  EXPECT_EQ(json(l).get<LoadReply>().threads_after, 3);
+
+  ConfineReply c;
+  c.isolation.uid = 65534;
+  c.isolation.identity_dropped = true;
+  c.isolation.landlock_abi = 6;
+  c.isolation.seccomp = true;
+  c.state = DeviceState{{{"cache_config", 0}}};
+  auto cb = json(c).get<ConfineReply>();
+  EXPECT_EQ(cb.isolation.uid, 65534);
+  EXPECT_TRUE(cb.isolation.identity_dropped);
+  EXPECT_EQ(cb.isolation.landlock_abi, 6);
+  EXPECT_TRUE(cb.isolation.seccomp);
+  ASSERT_TRUE(cb.state);
+  EXPECT_TRUE(*cb.state == *c.state);
+  EXPECT_TRUE(json(ConfineReply{}).at("state").is_null());
+  EXPECT_EQ(json(ConfineRequest{"/c.so", 4096}).at("cmd"), "confine");
+  EXPECT_EQ(json(ConfineRequest{"/c.so", 4096}).get<ConfineRequest>().reserve_bytes, 4096u);
 
   RunReply r;
   r.rc = 3;

@@ -42,7 +42,7 @@ while True:
         m = mmap.mmap(3, msg['arena_size'])
         m[0:5] = b'hello'
         m.close()
-    out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid()}
+    out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid(), 'cwd': os.getcwd()}
     if cmd == 'hello': out.update({'name': 'Fake GPU', 'uuid': os.environ.get('FAKE_GPU_UUID', '')})
     out = json.dumps(out).encode()
     rep.write(struct.pack('<I', len(out)) + out)
@@ -77,7 +77,7 @@ class RunnerPool : public testing::Test {
  protected:
   void SetUp() override {
     if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
-    pool_ = std::make_unique<test::PoolForTest>(2);
+    pool_ = std::make_unique<test::PoolForTest>(2, 0, fake_runner());
     ASSERT_TRUE(pool_->ok()) << "the pool did not start: " << pool_->log();
     // The first ask finds nothing ready and makes the pool keep this kind from then on.
     EXPECT_FALSE(take_pooled(fake_options()));
@@ -210,10 +210,9 @@ TEST_F(RunnerPool, ARunnerLostWithItsPoolIsNotACrash) {
 TEST_F(RunnerPool, MalformedRequestsAreRefusedAndThePoolServesOn) {
   auto dir = pool_dir(false);
   ASSERT_TRUE(dir);
-  for (const char* bad : {"not json", "[1,2]", R"({"v":"1","cmd":"take"})", R"({"v":1,"cmd":7})",
-                          R"({"v":1,"cmd":"take","kind":{"runner":5}})",
-                          R"({"v":1,"cmd":"take","kind":{"runner":"rel","cwd":"/","env":[]}})",
-                          R"({"v":1,"cmd":"take","kind":{"runner":"/x","cwd":"/","env":["NOEQUALS"]}})"}) {
+  for (const char* bad : {"not json", "[1,2]", R"({"v":"1","cmd":"take"})", R"({"v":2,"cmd":7})",
+                          R"({"v":2,"cmd":"take","kind":{"gpus":5}})", R"({"v":2,"cmd":"take","kind":{"gpus":"../x"}})",
+                          R"({"v":2,"cmd":"take","kind":[]})"}) {
     auto s = connect_seqpacket(pool_socket(*dir));
     ASSERT_TRUE(s);
     ASSERT_TRUE(send_fd_message(*s, bad));
@@ -228,6 +227,47 @@ TEST_F(RunnerPool, MalformedRequestsAreRefusedAndThePoolServesOn) {
   ASSERT_TRUE(st) << pool_->log();
   EXPECT_EQ(st->taken, 0);
   EXPECT_TRUE(take_pooled(fake_options()));
+}
+
+// The pool starts only what it defines: its own binary, its own environment, "/" as the folder. A
+// client that names another binary, a working folder or an environment (LD_PRELOAD of a candidate
+// on kevo's own runner: code outside every sandbox) is refused, and nothing is started for it.
+TEST_F(RunnerPool, AClientCannotChooseTheBinaryFolderOrEnvironment) {
+  auto dir = pool_dir(false);
+  ASSERT_TRUE(dir);
+  const std::string fake = fake_runner().string();
+  for (const std::string& bad :
+       {R"({"v":2,"cmd":"take","kind":{},"runner":"/bin/sh"})",
+        R"({"v":2,"cmd":"take","kind":{"gpus":"0"}})",
+        R"({"v":2,"cmd":"take","kind":{"env":["LD_PRELOAD=/tmp/candidate.so"]},"runner":")" + fake + R"("})",
+        R"({"v":2,"cmd":"take","kind":{"cwd":"/tmp"},"runner":")" + fake + R"("})",
+        R"({"v":2,"cmd":"take","kind":{"runner":"/bin/sh","cwd":"/","env":[]},"runner":")" + fake + R"("})"}) {
+    auto s = connect_seqpacket(pool_socket(*dir));
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(send_fd_message(*s, bad));
+    auto m = recv_fd_message(*s, std::chrono::steady_clock::now() + 5s);
+    ::close(*s);
+    ASSERT_TRUE(m) << bad;
+    json r = json::parse(m->bytes, nullptr, false);
+    EXPECT_EQ(r.value("ok", true), false) << bad << " -> " << m->bytes;
+    EXPECT_TRUE(m->fds.empty()) << bad;
+  }
+  auto st = pool_status();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->kinds, 1) << "a refused take made the pool keep a kind";
+  // Options a pool's runner cannot match are not taken from the pool at all.
+  RunnerOptions o = fake_options();
+  o.env["LD_PRELOAD"] = "/tmp/candidate.so";
+  EXPECT_FALSE(take_pooled(o));
+  o = fake_options();
+  o.cwd = "/tmp";
+  EXPECT_FALSE(take_pooled(o));
+  // What a runner of the pool runs with: the pool's folder, never a client's.
+  auto a = take_pooled(fake_options());
+  ASSERT_TRUE(a) << pool_->log();
+  auto who = a->first->call_json({{"cmd", "cwd"}}, 5s);
+  ASSERT_TRUE(who);
+  EXPECT_EQ((*who)["cwd"], "/");
 }
 
 // SIGTERM or Ctrl-C (SIGINT) ends the pool: its ready runners die with it and its socket goes.
@@ -254,7 +294,7 @@ TEST_F(RunnerPool, ASignalEndsThePoolAndItsRunners) {
 // with the new context), and starts once that runner has ended.
 TEST(RunnerPoolRefill, WaitsWhileARunnerIsOutAndStartsWhenItEnds) {
   if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
-  test::PoolForTest pool(2, 600000);
+  test::PoolForTest pool(2, 600000, fake_runner());
   ASSERT_TRUE(pool.ok()) << pool.log();
   EXPECT_FALSE(take_pooled(fake_options()));
   ASSERT_TRUE(pool.wait_ready(2)) << pool.log();  // nothing out: the first fill is not held back
@@ -280,8 +320,9 @@ TEST(RunnerPoolRefill, WaitsForTheGpuLockWhenNoneIsReady) {
     ~Unset() { ::unsetenv("KEVO_LOCK_DIR"); }
   } unset;
   RunnerOptions o = fake_options();
-  o.env["FAKE_GPU_UUID"] = "GPU-pool-test";
-  test::PoolForTest pool(1);  // one spare: taking it leaves none ready
+  ::setenv("FAKE_GPU_UUID", "GPU-pool-test", 1);  // the pool's environment is its runners'
+  test::PoolForTest pool(1, 0, fake_runner());     // one spare: taking it leaves none ready
+  ::unsetenv("FAKE_GPU_UUID");
   ASSERT_TRUE(pool.ok()) << pool.log();
   EXPECT_FALSE(take_pooled(o));
   ASSERT_TRUE(pool.wait_ready(1)) << pool.log();

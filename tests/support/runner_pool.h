@@ -22,7 +22,8 @@ class PoolForTest {
  public:
   // Starts the pool (spares per kind, refills at once, or busy_refill_ms after a take while a
   // runner handed out is alive); ok() says whether it answers.
-  explicit PoolForTest(int spares = 2, int busy_refill_ms = 0) {
+  // `runner`: the binary the pool starts (empty: kevo's own kevo-runner).
+  explicit PoolForTest(int spares = 2, int busy_refill_ms = 0, const std::filesystem::path& runner = {}) {
     ::setenv("KEVO_RUNNER_POOL_DIR", (dir_.path / "pool").c_str(), 1);
     ::setenv("KEVO_RUNNER_POOL", "use", 1);
     SpawnOptions so;
@@ -30,11 +31,12 @@ class PoolForTest {
     so.argv = {"/bin/sh",
                "-c",
                "exec \"$0\" runners serve --spares \"$1\" --idle-exit 120 --refill-delay-ms 0 "
-               "--busy-refill-delay-ms \"$3\" >>\"$2\" 2>&1",
+               "--busy-refill-delay-ms \"$3\" ${4:+--runner \"$4\"} >>\"$2\" 2>&1",
                std::string(KEVO_BINARY_DIR) + "/bin/kevo",
                std::to_string(spares),
                (dir_.path / "serve.log").string(),
-               std::to_string(busy_refill_ms)};
+               std::to_string(busy_refill_ms),
+               runner.string()};
     so.null_stdio = true;
     so.die_with_parent = true;
     if (auto c = spawn_process(so)) child_ = *c;

@@ -405,6 +405,9 @@ def state_of(b, after):
 
 
 
+confined_path = None
+
+
 def handle(msg):
     cmd = msg['cmd']
     if cmd == 'hello':
@@ -413,7 +416,15 @@ def handle(msg):
         return {'ok': True, 'name': 'Fake GPU', 'uuid': 'fake-uuid' + ('-' + cvd if cvd else ''), 'cc_major': 9, 'cc_minor': 0,
                 'sm_count': 1, 'l2_bytes': 1 << 20, 'total_mem': 1 << 30, 'free_mem': 1 << 30,
                 'runtime_version': 13000, 'driver_version': 13000}
+    if cmd == 'confine':  # a stand-in confines nothing, and says so (the checker reads /proc too)
+        global confined_path
+        confined_path = msg['path']
+        return {'ok': True, 'isolation': {'uid': os.geteuid(), 'gid': os.getegid(), 'seccomp': False,
+                                          'error': 'a stand-in runner'},
+                'state': dev_state(False)}
     if cmd == 'load':
+        if msg.get('untrusted') and confined_path != msg['path']:
+            return {'ok': False, 'error': 'an untrusted library is loaded only after confine, of the same path'}
         data = open(msg['path'], 'rb').read()
         m = re.search(rb'fake-runner: ([a-z_]+)', data)
         behaviour = m.group(1).decode() if m else 'pass'
@@ -422,8 +433,7 @@ def handle(msg):
         if behaviour == 'load_thread':  # a static constructor that starts a host thread
             import threading
             threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()
-        return {'ok': True, 'threads_before': before, 'threads_after': len(os.listdir('/proc/self/task')),
-                'state': dev_state(False) if msg.get('untrusted') else None}
+        return {'ok': True, 'threads_before': before, 'threads_after': len(os.listdir('/proc/self/task'))}
     if cmd == 'bandwidth':
         return {'ok': True, 'copy_gbps': 1000.0, 'copy_gbps_median': 1000.0}
     if cmd == 'probe':

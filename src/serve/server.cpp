@@ -33,6 +33,14 @@ void to_response(const Reply& reply, httplib::Response& res) {
   res.set_content(reply.body, reply.content_type.c_str());
 }
 
+// httplib's default sets SO_REUSEPORT, which lets a second server bind a port this one holds and
+// take some of its connections (answers from another database). SO_REUSEADDR alone still allows a
+// restart while old connections sit in TIME_WAIT, but refuses a port another socket listens on.
+void exclusive_socket_options(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -77,6 +85,7 @@ Result<std::unique_ptr<Server>> Server::open(const ServeOptions& o) {
     return httplib::Server::HandlerResponse::Handled;
   });
   p->http.set_keep_alive_timeout(5);
+  p->http.set_socket_options(exclusive_socket_options);
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -196,5 +196,34 @@ TEST(ServeCli, RefusesANonLoopbackAddressWithoutAToken) {
   EXPECT_TRUE(has(help->out, "Examples:")) << help->out;
 }
 
+// A port another server listens on is refused, never shared: with SO_REUSEPORT both would bind
+// and the kernel would split connections between two databases.
+TEST(ServeBind, APortInUseIsRefused) {
+  Location loc(false);
+  { auto db = store::RunDb::open(loc.where); ASSERT_TRUE(db); }
+  LiveServer first(loc.where);
+  ASSERT_GT(first.port(), 0);
+  auto second = Server::open({loc.where, {"127.0.0.1", first.port()}, "", false, 0});
+  ASSERT_TRUE(second) << second.error().message;
+  auto port = (*second)->bind();
+  EXPECT_FALSE(port) << "a second server bound port " << first.port();
+  if (!port) {
+    EXPECT_TRUE(has(port.error().message, "in use")) << port.error().message;
+  }
+}
+
+TEST(ServeCli, ExitsThreeOnAPortInUse) {
+  Location loc(false);
+  { auto db = store::RunDb::open(loc.where); ASSERT_TRUE(db); }
+  LiveServer first(loc.where);
+  ASSERT_GT(first.port(), 0);
+  auto r = run_process({.argv = {KEVO_BINARY_DIR "/bin/kevo", "serve", "--db", loc.where, "--no-warm", "--listen",
+                                 "127.0.0.1:" + std::to_string(first.port())},
+                        .timeout = std::chrono::milliseconds(10000)});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 3) << r->out << r->err;
+  EXPECT_TRUE(has(r->err, "cannot listen on 127.0.0.1:" + std::to_string(first.port()))) << r->err;
+}
+
 }  // namespace
 }  // namespace kevo::serve::testing

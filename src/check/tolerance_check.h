@@ -1,0 +1,23 @@
+// Whether a task's tolerance means anything on a config: a kernel that computes nothing and writes
+// one constant everywhere must fail the comparison a candidate gets. With the default f32
+// tolerance (|out-ref| <= 1e-4 * max(1, rms(ref)) + 1e-4 * |ref|), outputs far below 1 (a softmax
+// over 30,000 classes, ~3e-5 each) sit inside the absolute band, and the constant of their mean
+// passes every check; a run on such a task converges on the constant. The checker refuses to time
+// such a task rather than report a speedup over a kernel nobody needs to compute.
+#pragma once
+
+#include <vector>
+
+#include "check/compare.h"
+#include "task/resolved.h"
+#include "util/result.h"
+
+namespace kevo {
+
+// For each output of config `rc` with at least two elements: the constant of the mean of the
+// oracle's finite values `want[o]`, every element written (no poison), compared with `want[o]` as
+// a candidate's output is (compare_output, rc.tolerance). An error (ErrorCode::kParse: the task is
+// at fault) names the config, the output and the band that let the constant through.
+Status check_tolerance_rejects_constant(const ResolvedConfig& rc, const std::vector<Expected>& want);
+
+}  // namespace kevo

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/evolve_launch.h"
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
 #include "check/profile_diagnosis.h"
@@ -28,6 +29,7 @@
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
+#include "llm/errors.h"
 #include "store/run_db.h"
 #include "util/fs.h"
 #include "util/json_fields.h"
@@ -129,21 +131,26 @@ int translate_and_report(const char* prog, const Task& task, evolve::CandidateEv
   return 3;
 }
 
-// The LLM settings: defaults, then the config file's [llm] table, then --set, --model, --llm.
-Result<llm::LlmConfig> llm_config_of(const std::string& config_file, const std::vector<std::string>& overrides,
+// The LLM settings a config file holds, as text ("" when it has none: LLM keys sit under [llm],
+// and a file holding only [evolve] has none).
+Result<std::string> llm_toml_of(const std::string& config_file) {
+  if (config_file.empty()) return std::string();
+  auto has_llm = evolve::toml_has_table(config_file, "llm");
+  if (!has_llm) return has_llm.unexpected();
+  auto has_evolve = evolve::toml_has_table(config_file, "evolve");
+  if (!has_evolve) return has_evolve.unexpected();
+  if (!*has_llm && *has_evolve) return std::string();
+  return read_file(config_file);
+}
+
+// The LLM settings: defaults, then a config file's (llm_toml_of), then --set, --model, --llm.
+Result<llm::LlmConfig> llm_config_of(const std::string& llm_toml, const std::vector<std::string>& overrides,
                                      const std::vector<std::string>& models, const std::string& llm_mode) {
   llm::LlmConfig lcfg = llm::default_config();
-  if (!config_file.empty()) {
-    // LLM keys sit under [llm]; a file holding only [evolve] has none.
-    auto has_llm = evolve::toml_has_table(config_file, "llm");
-    if (!has_llm) return has_llm.unexpected();
-    auto has_evolve = evolve::toml_has_table(config_file, "evolve");
-    if (!has_evolve) return has_evolve.unexpected();
-    if (*has_llm || !*has_evolve) {
-      auto c = llm::load_config(config_file, lcfg);
-      if (!c) return c.unexpected();
-      lcfg = *c;
-    }
+  if (!llm_toml.empty()) {
+    auto c = llm::parse_config(llm_toml, lcfg);
+    if (!c) return c.unexpected();
+    lcfg = *c;
   }
   for (const auto& s : overrides) KEVO_TRY(llm::apply_override(lcfg, s));
   if (!models.empty()) lcfg.models = models;
@@ -161,7 +168,45 @@ struct EvolvePlan {
   Task task;
   evolve::EngineOptions opts;
   std::optional<store::RunRow> resumed;
+  EvolveLaunch launch;  // models, evaluator, GPUs: the flags, or the resumed run's own under them
 };
+
+// The launch this session runs with: the flags given; for a resume, the run's stored launch with
+// each flag given now over it. --fake-gpu can only be added (the engine refuses a resume that
+// changes the evaluator), and --set adds to the stored overrides.
+Result<EvolveLaunch> launch_of(const EvolveArgs& a, CLI::App* cmd, const store::RunRow* resumed,
+                               const nlohmann::json& stored) {
+  EvolveLaunch l;
+  if (resumed && !stored.empty()) {
+    auto s = EvolveLaunch::from_json(stored);
+    if (!s) return fail("run {}: stored configuration: {}", resumed->id, s.error().message);
+    l = *s;
+  }
+  auto given = [&](const char* flag) { return !resumed || cmd->count(flag) > 0; };
+  if (given("--model")) l.models = a.models;
+  l.overrides.insert(l.overrides.end(), a.overrides.begin(), a.overrides.end());
+  if (given("--llm")) l.llm_mode = a.llm_mode;
+  if (!a.config_file.empty()) {
+    auto t = llm_toml_of(a.config_file);
+    if (!t) return t.unexpected();
+    l.llm_toml = *t;
+  }
+  if (given("--verifier-model")) l.verifier_model = a.verifier_model;
+  l.fake_gpu = a.fake_gpu || (resumed && evolve::run_was_fake(*resumed));
+  if (resumed) KEVO_TRY(evolve::check_resume_evaluator(*resumed, l.fake_gpu));
+  if (given("--gpus")) l.pool.gpus = a.pool.gpus;
+  if (given("--evals-per-gpu")) l.pool.evals_per_gpu = a.pool.evals_per_gpu;
+  if (given("--queue")) l.pool.queue = a.pool.queue;
+  if (given("--queue-slots")) l.pool.queue_slots = a.pool.queue_slots;
+  // A run an older kevo started stored only its model's name: continuing it offline would change
+  // what it is.
+  const std::string model = field_or(json::parse(resumed ? resumed->config_json : "{}", nullptr, false), "llm", "");
+  if (resumed && stored.empty() && l.models.empty() && !model.empty())
+    return fail("run {} was started with model {} by a kevo that did not store its settings: give them again "
+                "(--model ...)",
+                resumed->id, model);
+  return l;
+}
 
 Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb& db) {
   evolve::EngineOptions opts;
@@ -207,7 +252,10 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (a.no_profile_feedback) opts.strategy.profile_feedback = false;
   if (a.no_race) opts.race_timing = false;
   opts.reuse_baseline = !a.reverify_baseline;
-  return EvolvePlan{std::move(*task), opts, resumed};
+  auto launch = launch_of(a, cmd, resumed ? &*resumed : nullptr, opts.launch);
+  if (!launch) return launch.unexpected();
+  opts.launch = launch->to_json();
+  return EvolvePlan{std::move(*task), opts, resumed, std::move(*launch)};
 }
 
 Result<std::unique_ptr<evolve::JsonlEventSink>> events_of(const EvolveArgs& a) {
@@ -248,6 +296,28 @@ Result<Models> models_of(const llm::LlmConfig& lcfg, store::RunDb& db, uint64_t 
   return m;
 }
 
+// One short call to each model before anything else: a model that cannot answer (nothing listens
+// at its URL, a bad key, an unknown model) stops the command at once, with the model named, rather
+// than after the search's retries on every proposal. Its own context: nothing cached, no budget of
+// the run spent. Replay answers from the cache alone, so it asks nothing.
+Status ping_models(llm::LlmConfig cfg) {
+  if (cfg.cache == llm::CacheMode::kReplay) return {};
+  cfg.cache = llm::CacheMode::kLive;
+  cfg.retry.max_attempts = 1;
+  auto ctx = llm::make_context(cfg);
+  for (const auto& spec : cfg.models) {
+    auto client = llm::make_client(spec, ctx);
+    if (!client) return client.unexpected();
+    llm::ChatRequest req = llm::ChatRequest::user("Reply with the single word: pong");
+    req.max_tokens = 16;
+    auto r = (*client)->chat(req, g_evolve_cancel);
+    if (!r && llm::error_kind(r.error()) != llm::ErrorKind::kCancelled)
+      return fail("model {} did not answer a first short request: {} (`kevo llm ping {}` checks it alone)", spec,
+                  r.error().message, spec);
+  }
+  return {};
+}
+
 std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const char* prog) {
   if (!fake_gpu) return evolve::make_gpu_evaluator(0);
   std::fprintf(stderr, "%s: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
@@ -256,7 +326,7 @@ std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const ch
 }
 
 // The summary of a finished engine run; returns the exit code.
-int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveArgs& a, const llm::Ensemble* ens) {
+int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::string& dbpath, const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
               store::to_string(out.status), out.stop_reason.c_str());
   std::printf("candidates %d (valid %d)  evaluators busy %s  GPU util %s  %.1f candidates/min\n", out.candidates,
@@ -271,8 +341,7 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const EvolveA
   if (!out.note.empty()) std::printf("%s\n", out.note.c_str());
   if (out.fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
   if (out.status == store::RunStatus::kInterrupted) {
-    std::printf("interrupted; continue with: kevo evolve --resume %lld%s\n", static_cast<long long>(out.run_id),
-                a.db.empty() ? "" : (" --db " + a.db).c_str());
+    std::printf("interrupted; continue with: %s\n", resume_command(out.run_id, dbpath).c_str());
     return 130;
   }
   if (out.best_failed_held_out)
@@ -309,13 +378,15 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   if (!db) return evolve_fail(db.error().message);
   auto plan = plan_evolve(a, cmd, **db);
   if (!plan) return evolve_fail(plan.error().message);
-  auto lcfg = llm_config_of(a.config_file, a.overrides, a.models, a.llm_mode);
+  const EvolveLaunch& launch = plan->launch;
+  auto lcfg = llm_config_of(launch.llm_toml, launch.overrides, launch.models, launch.llm_mode);
   if (!lcfg) return evolve_fail(lcfg.error().message);
   auto events = events_of(a);
   if (!events) return evolve_fail(events.error().message);
-  auto models = models_of(*lcfg, **db, plan->opts.seed, a.verifier_model);
+  auto models = models_of(*lcfg, **db, plan->opts.seed, launch.verifier_model);
   if (!models) return evolve_fail(models.error().message);
-  auto evaluator = evaluator_of(a.fake_gpu, "kevo evolve");
+  if (auto ping = ping_models(*lcfg); !ping) return evolve_fail(ping.error().message, 3);
+  auto evaluator = evaluator_of(launch.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
   const Task& task = plan->task;
   std::fprintf(stderr, "kevo evolve: run database %s\n", (*db)->where().c_str());
@@ -335,12 +406,12 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
       return rc;
     }
   }
-  auto pool = pool_of(a.pool, a.fake_gpu, cmd, **db, task, dbpath, "kevo evolve");
+  auto pool = pool_of(launch.pool, launch.fake_gpu, cmd, **db, task, dbpath, "kevo evolve");
   if (!pool) {
     std::signal(SIGINT, previous);
     return evolve_fail(pool.error().message);
   }
-  auto gpu_util = gpu_util_of(a.pool, a.fake_gpu, "kevo evolve");
+  auto gpu_util = gpu_util_of(launch.pool, launch.fake_gpu, "kevo evolve");
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_pool(pool->get());
   engine.set_verifier(models->verifier.get());
@@ -352,7 +423,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   std::signal(SIGINT, previous);
   printer.end();
   if (!out) return evolve_fail(out.error().message, 3);
-  return report_evolve(*out, task, a, ens);
+  return report_evolve(*out, task, dbpath, ens);
 }
 
 struct TranslateArgs {
@@ -372,7 +443,9 @@ int run_translate(const TranslateArgs& a) {
   const std::string dbpath = a.db.empty() ? default_db() : a.db;
   auto db = store::RunDb::open(dbpath);
   if (!db) return fail_with(db.error().message);
-  auto lcfg = llm_config_of(a.config_file, a.overrides, a.models, a.llm_mode);
+  auto llm_toml = llm_toml_of(a.config_file);
+  if (!llm_toml) return fail_with(llm_toml.error().message);
+  auto lcfg = llm_config_of(*llm_toml, a.overrides, a.models, a.llm_mode);
   if (!lcfg) return fail_with(lcfg.error().message);
   if (lcfg->models.empty()) return fail_with("no model configured: " + evolve::translate_needs_model_note());
   auto models = models_of(*lcfg, **db, 0);

@@ -79,8 +79,24 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   o.verify_time_budget_s = f.get("verify_time_budget_s", o.verify_time_budget_s);
   o.race_timing = f.get("race_timing", o.race_timing);
   o.eval.profile = f.get("eval_profile", o.eval.profile);
+  if (j.contains("launch")) o.launch = f.object("launch");
   KEVO_TRY(f.status());
   return o;
+}
+
+bool run_was_fake(const store::RunRow& run) {
+  json j = json::parse(run.config_json, nullptr, false);
+  const json* fake = j.is_object() && j.contains("fake_evaluator") ? &j["fake_evaluator"] : nullptr;
+  return fake && fake->is_boolean() && fake->get<bool>();
+}
+
+Status check_resume_evaluator(const store::RunRow& run, bool fake) {
+  const bool was = run_was_fake(run);
+  if (was == fake) return {};
+  return fail("run {} was evaluated {}; resuming it {} would mix two evaluators in one run: resume it {} --fake-gpu, "
+              "or start a new run",
+              run.id, was ? "with --fake-gpu (no GPU)" : "on the GPU checker",
+              was ? "on the GPU checker" : "with a fake evaluator", was ? "with" : "without");
 }
 
 std::string offline_note(bool found_tunables) {
@@ -937,7 +953,8 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"race_timing", opts.race_timing},
               {"eval_profile", opts.eval.profile},
               {"llm", llm_ ? llm_->name() : ""},
-              {"fake_evaluator", evaluator_.is_fake()}};
+              {"fake_evaluator", evaluator_.is_fake()},
+              {"launch", opts.launch}};
   row.config_json = cfg.dump();
   auto id = db_.create_run(row);
   if (!id) return id.unexpected();
@@ -955,6 +972,7 @@ Result<RunOutcome> Engine::resume(int64_t run_id, const EngineOptions& opts) {
     return fail("run {} is a `kevo translate` run, not an evolution run: it cannot be resumed (its record is "
                 "kept as it is); start one with `kevo evolve {}`",
                 run_id, row->task);
+  KEVO_TRY(check_resume_evaluator(*row, evaluator_.is_fake()));
   // History is append-only: the row as it stood (status, stop reason, note, result, budgets)
   // is kept before this session changes it.
   KEVO_TRY(db_.record_resume(*row));

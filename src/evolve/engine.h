@@ -69,6 +69,10 @@ struct EngineOptions {
   // A baseline verified earlier with the same task files, GPUs, toolkit and kevo is not checked
   // again (baseline_record.h); false: check it (`--reverify-baseline`).
   bool reuse_baseline = true;
+  // What the command that started the run was given beyond these options (its models and their
+  // settings, never a key; where it evaluated): stored with the run and handed back by
+  // options_of_run, so a resume restores it. The engine keeps it and never reads it.
+  nlohmann::json launch = nlohmann::json::object();
 };
 
 struct VerifyAttempt {
@@ -116,6 +120,11 @@ struct RunOutcome {
 
 // The options a run was started with (stored in its config), for --resume.
 Result<EngineOptions> options_of_run(const store::RunRow& run);
+// Whether the run was evaluated by a test double (its stored fake_evaluator); false when unknown.
+bool run_was_fake(const store::RunRow& run);
+// Refuses to continue a run with another kind of evaluator than the one it was evaluated by: a
+// fake run resumed on the checker (or the reverse) would rank marker verdicts with measured ones.
+Status check_resume_evaluator(const store::RunRow& run, bool fake);
 
 class Engine {
  public:

@@ -360,9 +360,10 @@ TEST(TranslateCli, EvolveTranslatesATaskWithoutABaselineFirst) {
   EXPECT_TRUE(fs::exists(task.baseline_path()));
   EXPECT_TRUE(contains(r.out, "run 2")) << r.out;  // run 1 is the translation
   auto prompts = server.prompts();
-  ASSERT_EQ(prompts.size(), 3u);  // 1 translation + 2 candidates
-  EXPECT_TRUE(contains(prompts[0], "DOUBLE_THE_INPUT"));
-  EXPECT_TRUE(contains(prompts[1], "Baseline implementation"));  // evolution starts from the translation
+  ASSERT_EQ(prompts.size(), 4u);  // the model's first short request (is it there?), 1 translation, 2 candidates
+  EXPECT_TRUE(contains(prompts[0], "pong"));
+  EXPECT_TRUE(contains(prompts[1], "DOUBLE_THE_INPUT"));
+  EXPECT_TRUE(contains(prompts[2], "Baseline implementation"));  // evolution starts from the translation
   // Without a model it says how to configure one.
   auto t2 = torch_task(dir / "task2");
   auto n = kevo_run({"evolve", t2.dir.string(), "--db", db, "--fake-gpu", "--quiet"}, dir);

@@ -487,16 +487,20 @@ int runs_cmd(const std::string& dbpath) {
   }
   std::printf("%-5s %-16s %-20s %-20s %-12s %6s %6s %8s %-10s\n", "run", "started", "task", "strategy", "status",
               "cands", "valid", "best", "held-out");
+  bool any_fake = false;
   for (const auto& r : *runs) {
     auto t = (*db)->totals(r.id);
     json f = final_of(r);
     std::string verified = f.empty() ? "-" : f.value("winner", 0) ? "ok" : "no winner";
     if (f.value("best_failed_held_out", false)) verified = "best FAILED";
+    if (evolve::run_was_fake(r)) verified += " FAKE";
+    any_fake |= evolve::run_was_fake(r);
     std::printf("%-5lld %-16s %-20s %-20s %-12s %6lld %6lld %8s %-10s\n", static_cast<long long>(r.id),
                 fmt_time(r.created_at).c_str(), r.task.c_str(), r.strategy.c_str(), store::to_string(r.status),
                 static_cast<long long>(t ? t->candidates : 0), static_cast<long long>(t ? t->valid : 0),
                 r.best_speedup > 0 ? fmt::format("{:.3f}x", r.best_speedup).c_str() : "-", verified.c_str());
   }
+  if (any_fake) std::printf("FAKE: a --fake-gpu run: its verdicts and speedups come from '// fake:' markers, no kernel was run\n");
   return 0;
 }
 
@@ -709,6 +713,14 @@ int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const 
   }
   std::string prov = fmt::format("kevo run {} candidate #{} for task '{}': {:.3f}x over the baseline ({})", run,
                                  id, r->task, c->speedup, status);
+  // A fake run's figures are a marker's: an exported kernel must not carry them as a measurement.
+  if (evolve::run_was_fake(*r)) {
+    prov = fmt::format("kevo run {} candidate #{} for task '{}': FAKE evaluator (--fake-gpu): never run on a GPU, "
+                       "neither checked nor timed; its {:.3f}x is a test marker's, not a measurement",
+                       run, id, r->task, c->speedup);
+    std::fprintf(stderr, "kevo export: run %lld used the fake evaluator (--fake-gpu): the kernel was never checked "
+                         "or timed\n", static_cast<long long>(run));
+  }
   if (!torch_dir.empty()) {
     int rc = export_torch_cmd(*task, c->source, prov, torch_dir);
     if (rc != 0 || out_dir.empty()) return rc;  // -o as well: the standalone files too

@@ -1,0 +1,46 @@
+// A fake run never passes for a measured one: `kevo runs` marks it, and `kevo export` of it writes
+// no speedup as if it had been verified (the kernel's header and README.txt say it was never run).
+#include "harness.h"
+#include "util/fs.h"
+#include "util/subprocess.h"
+
+using namespace kevo;
+using namespace kevo::evolve::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunResult kevo_in(const std::vector<std::string>& args, const fs::path& home) {
+  std::vector<std::string> argv{(fs::path(KEVO_BINARY_DIR) / "bin" / "kevo").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_process({.argv = argv, .env_add = {{"HOME", home.string()}, {"KEVO_DB", ""}},
+                        .timeout = std::chrono::seconds(120)});
+  EXPECT_TRUE(r);
+  return r ? *r : RunResult{};
+}
+
+}  // namespace
+
+TEST(FakeRuns, AreMarkedInTheListAndInAnExport) {
+  Harness h(improving_kernels());
+  const std::string db = (h.dir / "cli.db").string();
+  auto ev = kevo_in({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db, "--model", h.server.base_url() + "#m1",
+                     "--strategy", "evoengineer-full", "--budget-candidates", "3", "--parallel", "1", "--quiet"},
+                    h.dir);
+  ASSERT_EQ(ev.exit_code, 0) << ev.out << ev.err;
+  auto runs = kevo_in({"runs", "--db", db}, h.dir);
+  EXPECT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_TRUE(contains(runs.out, "ok FAKE")) << runs.out;
+  EXPECT_TRUE(contains(runs.out, "FAKE: a --fake-gpu run")) << runs.out;
+
+  const fs::path out = h.dir / "export";
+  auto ex = kevo_in({"export", "1", "--db", db, "-o", out.string()}, h.dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.out << ex.err;
+  EXPECT_TRUE(contains(ex.err, "fake evaluator")) << ex.err;
+  for (const char* f : {"kernel.cu", "README.txt"}) {
+    auto text = read_file(out / f);
+    ASSERT_TRUE(text) << f;
+    EXPECT_TRUE(contains(*text, "FAKE evaluator")) << f << ":\n" << *text;
+    EXPECT_FALSE(contains(*text, "verified on held-out shapes")) << f << ":\n" << *text;
+  }
+}

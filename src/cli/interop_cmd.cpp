@@ -13,8 +13,10 @@
 #include "interop/import.h"
 #include "interop/import_backward.h"
 #include "interop/import_robust_kbench.h"
+#include "interop/import_tolerance.h"
 #include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
+#include "lint/torch_lint.h"
 #include "torch/bridge.h"
 #include "util/fs.h"
 
@@ -26,9 +28,22 @@ namespace {
 struct ImportArgs {
   std::vector<std::string> files;
   std::string out = ".", category, flops, name;
-  bool force = false, backward = false;
+  bool force = false, backward = false, no_lint = false;
   double timeout = 600;
 };
+
+// The import's vet (interop/import.h): each config the import can afford to run on the CPU,
+// linted on its own; those a shortcut passes are dropped.
+Result<std::vector<interop::DroppedConfig>> vet_with_lint(torch::TorchBridge& b, const Task& t) {
+  std::vector<std::string> names;
+  for (const auto& c : t.configs)
+    if (interop::cpu_affordable(t, c)) names.push_back(c.name);
+  auto bad = degenerate_configs(b, t, names, LintOptions{});
+  if (!bad) return fail("lint: {}", bad.error().message);
+  std::vector<interop::DroppedConfig> out;
+  for (auto& d : *bad) out.push_back({std::move(d.config), std::move(d.why)});
+  return out;
+}
 
 void add_import_options(CLI::App* c, const std::shared_ptr<ImportArgs>& a) {
   c->add_option("--out,-o", a->out, "Directory the task directories are written to")->capture_default_str();
@@ -36,6 +51,9 @@ void add_import_options(CLI::App* c, const std::shared_ptr<ImportArgs>& a) {
   c->add_option("--flops", a->flops, "flops expression of the dims (default: derived from the module's ops)");
   c->add_option("--name", a->name, "Task name (one input only; default: from the file or record)");
   c->add_flag("--force", a->force, "Replace existing task directories");
+  c->add_flag("--no-lint", a->no_lint,
+              "Do not lint the task before writing it (configs a constant, an ignored input or another draw's "
+              "outputs would pass are dropped by default)");
   c->add_option("--timeout", a->timeout, "Seconds one bridge request may take before the bridge is killed")
       ->check(CLI::Range(1.0, 86400.0));
 }
@@ -230,8 +248,10 @@ void register_interop(CLI::App& app, int& exit_code) {
   auto kb = std::make_shared<ImportArgs>();
   auto* kbc = imp->add_subcommand(
       "kernelbench",
-      "Import KernelBench problem files (Model, get_inputs, get_init_inputs). Exit codes: 0 all imported,\n"
-      "1 some failed, 20 no usable Python/torch.");
+      "Import KernelBench problem files (Model, get_inputs, get_init_inputs). Each task's tolerance is scaled to\n"
+      "its outputs, and a config a constant, an ignored input or another draw's outputs would pass is dropped\n"
+      "(the main config: the file fails). Exit codes: 0 all imported, 1 some failed, 20 no usable Python/torch,\n"
+      "21 bad arguments.");
   kbc->add_option("files", kb->files, "KernelBench .py files or folders (a level: every .py in it)")->required();
   add_import_options(kbc, kb);
   kbc->add_flag("--backward", kb->backward,
@@ -249,7 +269,8 @@ void register_interop(CLI::App& app, int& exit_code) {
       return;
     }
     exit_code = run_imports("kernelbench", files->size(), kb->timeout, [&](torch::TorchBridge& b, size_t i) {
-      interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0};
+      interop::ImportOptions o{kb->out, kb->name, kb->category, kb->flops, kb->force, 0,
+                               kb->no_lint ? interop::VetTask() : vet_with_lint};
       std::vector<Result<interop::ImportedTask>> r;
       interop::ProblemShape shape;
       r.push_back(interop::import_kernelbench(b, (*files)[i], o, kb->backward ? &shape : nullptr));
@@ -301,7 +322,8 @@ void register_interop(CLI::App& app, int& exit_code) {
         }
         *bridge = std::move(*again);
       }
-      interop::ImportOptions o{ee->out, ee->name, ee->category, ee->flops, ee->force, 0};
+      interop::ImportOptions o{ee->out, ee->name, ee->category, ee->flops, ee->force, 0,
+                               ee->no_lint ? interop::VetTask() : vet_with_lint};
       auto t = interop::import_evoengineer_record(*bridge, rec, file, o);
       if (!t) {
         std::fprintf(stderr, "kevo import evoengineer: %s\n", t.error().message.c_str());

@@ -9,7 +9,9 @@
 
 #include "interop/import_probe.h"
 #include "interop/import_staging.h"
+#include "interop/import_tolerance.h"
 #include "interop/import_toml.h"
+#include "interop/task_compat.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
@@ -41,6 +43,39 @@ Result<Imported> build_task(torch::TorchBridge& b, const fs::path& file, const s
                extra_toml, o.flops};
   TaskText t = write_task_text(*p, h);
   return Imported{t.toml, t.sidecar, p->notes, std::move(*p)};
+}
+
+// The staged task's tolerance derived from its oracle (import_tolerance.h), then the vet: the
+// configs it finds degenerate are dropped and the notes say so; a degenerate main config, or a task
+// the drops leave invalid (no ragged config, no held-out one), refuses the import.
+Status settle_task(torch::TorchBridge& b, const fs::path& staging, Imported& im, const ImportOptions& o) {
+  auto task = load_task_with_torch(staging);
+  if (!task) return task.unexpected();
+  auto tol = derive_tolerance(b, *task, o.seed ? o.seed : 20240601);
+  if (!tol) return fail("deriving the tolerance: {}", tol.error().message);
+  im.notes.insert(im.notes.end(), tol->notes.begin(), tol->notes.end());
+  if (!tol->toml.empty()) {
+    im.toml += tol->toml;
+    KEVO_TRY(write_task_files(staging, im.toml, im.sidecar));
+    task = load_task_with_torch(staging);
+    if (!task) return task.unexpected();
+  }
+  if (!o.vet) return {};
+  auto dropped = o.vet(b, *task);
+  if (!dropped) return dropped.unexpected();
+  if (dropped->empty()) return {};
+  std::vector<std::string> names;
+  for (const auto& d : *dropped) {
+    if (d.config == task->main().name) return fail("refused: the main config is degenerate: {}", d.why);
+    names.push_back(d.config);
+    im.notes.push_back(fmt::format("config '{}' dropped: {}", d.config, d.why));
+  }
+  im.toml = drop_config_blocks(im.toml, names);
+  KEVO_TRY(write_task_files(staging, im.toml, im.sidecar));
+  auto left = load_task_with_torch(staging);
+  if (!left) return fail("refused: without its degenerate config(s) {} the task is not valid: {}", fmt::join(names, ", "),
+                         left.error().message);
+  return {};
 }
 
 }  // namespace
@@ -107,6 +142,10 @@ Result<ImportedTask> import_kernelbench(torch::TorchBridge& b, const fs::path& f
   if (auto s = write_task_files(*staging, im->toml, im->sidecar); !s) {
     cleanup();
     return s.unexpected();
+  }
+  if (auto s = settle_task(b, *staging, *im, o); !s) {
+    cleanup();
+    return fail("{}: {}", file.string(), s.error().message);
   }
   if (auto s = publish(*staging, o.out_dir / name); !s) {
     cleanup();
@@ -215,6 +254,10 @@ Result<ImportedTask> import_evoengineer_record(torch::TorchBridge& b, const EvoR
   if (auto s = write_task_files(*staging, im->toml, im->sidecar); !s) {
     cleanup();
     return s.unexpected();
+  }
+  if (auto s = settle_task(b, *staging, *im, o); !s) {
+    cleanup();
+    return fail("{}: {}", label, s.error().message);
   }
   if (auto s = publish(*staging, o.out_dir / name); !s) {
     cleanup();

@@ -8,15 +8,27 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "interop/backward_skip.h"
+#include "task/task.h"
 #include "torch/bridge.h"
 #include "util/result.h"
 
 namespace kevo::interop {
+
+// A config an imported task loses because a kernel that does not compute the op would pass it.
+struct DroppedConfig {
+  std::string config, why;
+};
+
+// Judges an imported task as written (its tolerance derived) before it is published: the configs
+// to drop, or an error that refuses the task. The CLI passes the lint (lint/torch_lint.h), which
+// sits a layer above import.
+using VetTask = std::function<Result<std::vector<DroppedConfig>>(torch::TorchBridge&, const Task&)>;
 
 struct ImportOptions {
   std::filesystem::path out_dir;  // the task is written to out_dir/<name>
@@ -25,6 +37,7 @@ struct ImportOptions {
   std::string flops;              // empty: derived from the module's ops (else a flagged lower bound)
   bool overwrite = false;
   uint64_t seed = 0;
+  VetTask vet;  // empty: not vetted
 };
 
 struct ImportedTask {

@@ -253,4 +253,19 @@ TaskText write_task_text(ProblemShape& p, const TaskHeader& h) {
   return {toml, sidecar(p, h)};
 }
 
+std::string drop_config_blocks(const std::string& toml, const std::vector<std::string>& names) {
+  std::string out = toml;
+  for (const auto& n : names) {
+    const std::string head = fmt::format("\n[[configs]]\nname = \"{}\"\n", n);
+    const size_t at = out.find(head);
+    if (at == std::string::npos) continue;
+    // The block ends where the next line opens a table ("\n[") or a comment before one ("\n#").
+    size_t end = out.size();
+    for (const char* next : {"\n[", "\n#"})
+      if (size_t e = out.find(next, at + head.size() - 1); e != std::string::npos) end = std::min(end, e);
+    out.erase(at, end - at);
+  }
+  return out;
+}
+
 }  // namespace kevo::interop

@@ -22,6 +22,10 @@ struct TaskHeader {
 // Notes about choices made while writing (estimates, constant inputs) are added to p.notes.
 TaskText write_task_text(ProblemShape& p, const TaskHeader& h);
 
+// The text without the [[configs]] blocks write_task_text wrote for `names` (each block runs to
+// the next table header or the end).
+std::string drop_config_blocks(const std::string& toml, const std::vector<std::string>& names);
+
 // "19_ReLU.py" -> "19_relu" without the collapsing of task_name_from: lower case, [a-z0-9_].
 std::string sanitize_name(const std::string& s);
 // A TOML basic string: quoted, with escapes.

@@ -28,4 +28,22 @@ Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts) {
   return lint_torch_task(*bridge, task, opts);
 }
 
+Result<std::vector<DegenerateConfig>> degenerate_configs(torch::TorchBridge& bridge, const Task& task,
+                                                         const std::vector<std::string>& configs, LintOptions opts) {
+  static const char* kShortcuts[] = {"nonfinite", "tiny_band", "seed_constant", "input_unused"};
+  std::vector<DegenerateConfig> out;
+  for (const auto& name : configs) {
+    opts.configs = {name};
+    auto rep = lint_torch_task(bridge, task, opts);
+    if (!rep) return rep.unexpected();
+    std::string why;
+    for (const auto& f : rep->findings)
+      for (const char* check : kShortcuts)
+        if (f.check == check && f.severity == Severity::Fail)
+          why += fmt::format("{}{} {}", why.empty() ? "" : "; ", f.check, f.message);
+    if (!why.empty()) out.push_back({name, why});
+  }
+  return out;
+}
+
 }  // namespace kevo

@@ -15,4 +15,15 @@ Result<LintReport> lint_torch_task(torch::TorchBridge& bridge, const Task& task,
 // Starts a bridge of its own (no torch on this machine: the error says so).
 Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts);
 
+// A config on which a kernel that does not compute the op passes: its failing findings.
+struct DegenerateConfig {
+  std::string config, why;
+};
+
+// Lints each of `configs` on its own and returns those on which a constant (tiny_band), another
+// draw's outputs (seed_constant), an ignored input (input_unused) or a NaN reference (nonfinite)
+// passes; uniform_axis stays a lint warning (a broadcast slice can be the op's own shape).
+Result<std::vector<DegenerateConfig>> degenerate_configs(torch::TorchBridge& bridge, const Task& task,
+                                                         const std::vector<std::string>& configs, LintOptions opts);
+
 }  // namespace kevo

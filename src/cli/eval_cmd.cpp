@@ -2,6 +2,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "check/evaluator.h"
 #include "check/oracle_check.h"
 #include "cli/commands.h"
@@ -64,6 +67,30 @@ void start_pool_for_next(const Verdict& v) {
                *pid, po.idle_exit_s / 60);
 }
 
+// A --compile-only verdict that passed compiled and passed the static checks, and nothing more: its
+// last line, and the JSON's "checked": false, say so where a plain pass would read as correct.
+constexpr const char* kNotChecked =
+    "--compile-only: compiled and passed the static checks; nothing was run, so its correctness and speed are not "
+    "known";
+
+void print_verdict(const Verdict& v, bool compile_only, bool json) {
+  const bool compiled_only = compile_only && v.outcome == Outcome::Pass;
+  if (json) {
+    nlohmann::json j = v.to_json();
+    j["checked"] = !compile_only;  // correctness and speed: never under --compile-only, whatever the outcome
+    if (compiled_only) j["note"] = kNotChecked;
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::string text = v.to_text();
+  if (compiled_only) {
+    const size_t at = text.rfind("VERDICT: PASS");
+    if (at != std::string::npos)
+      text = text.substr(0, at) + fmt::format("COMPILED, NOT CHECKED ({:.1f} s): {}\n", v.seconds, kNotChecked);
+  }
+  std::printf("%s", text.c_str());
+}
+
 }  // namespace
 
 void register_eval(CLI::App& app, int& exit_code) {
@@ -82,7 +109,9 @@ void register_eval(CLI::App& app, int& exit_code) {
                 "Check the task's oracle alone: every config run twice on the same inputs (on the device data plane "
                 "when there is a GPU and CUDA torch), outputs checked for the declared sizes and dtypes, NaN/Inf, all "
                 "zeros and agreement; then PyTorch eager and torch.compile timed on the main config");
-  cmd->add_flag("--compile-only", a->compile_only, "Compile and run static checks only (no GPU needed)");
+  cmd->add_flag("--compile-only", a->compile_only,
+                "Compile and run static checks only (no GPU needed): exit 0 means it compiled, not that it is correct "
+                "(prints COMPILED, NOT CHECKED; JSON \"checked\": false)");
   cmd->add_flag("--json", a->json, "Print the verdict as JSON");
   cmd->add_flag("--no-time", a->no_time, "Skip timing");
   cmd->add_flag("--no-torch-time", a->no_torch_time,
@@ -153,10 +182,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     o.timing_stop_below = a->stop_below;
     o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a->timeout * 1000));
     Verdict v = evaluate(*task, o);
-    if (a->json)
-      std::printf("%s\n", v.to_json().dump(2).c_str());
-    else
-      std::printf("%s", v.to_text().c_str());
+    print_verdict(v, o.compile_only, a->json);
     exit_code = kevo::exit_code(v.outcome);
     std::fflush(stdout);
     if (!o.compile_only) start_pool_for_next(v);

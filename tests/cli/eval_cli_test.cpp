@@ -65,6 +65,22 @@ TEST(EvalCli, CompileErrorExitCodeAndDiagnostics) {
   EXPECT_NE(r.out.find("VERDICT: compile_error"), std::string::npos) << r.out;
 }
 
+// Compiling is not checking: a compile-only pass says so in its last line and its JSON.
+TEST(EvalCli, CompileOnlySaysNothingWasChecked) {
+  REQUIRE_NVCC();
+  const std::string good = (kSrc / "tests/gpu/kernels/good/gelu_float4.cu").string();
+  auto r = kevo_run({"eval", "gelu", good, "--compile-only"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("VERDICT: PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("COMPILED, NOT CHECKED"), std::string::npos) << r.out;
+  auto js = kevo_run({"eval", "gelu", good, "--compile-only", "--json"});
+  EXPECT_EQ(js.exit_code, 0) << js.out << js.err;
+  auto j = nlohmann::json::parse(js.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << js.out;
+  EXPECT_EQ(j.value("checked", true), false) << js.out;
+  EXPECT_NE(j.value("note", "").find("not known"), std::string::npos) << js.out;
+}
+
 TEST(EvalCli, UnsafeSourceIsRejectedBeforeCompiling) {
   auto r = kevo_run({"eval", "gelu", (kSrc / "tests/gpu/kernels/adversarial/second_stream.cu").string(),
                      "--compile-only", "--json"});

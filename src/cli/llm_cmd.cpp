@@ -50,9 +50,9 @@ int ping(const LlmOptions& o, const std::string& spec, const std::string& prompt
   cfg->retry.max_attempts = std::min(cfg->retry.max_attempts, 2);
   auto ctx = llm::make_context(std::move(*cfg));
   auto client = llm::make_client(spec, ctx);
-  if (!client) {
+  if (!client) {  // a bad spec or a missing key: the configuration, not the call
     std::fprintf(stderr, "kevo llm ping: %s\n", client.error().message.c_str());
-    return 1;
+    return 2;
   }
   llm::ChatRequest req = llm::ChatRequest::user(prompt);
   req.max_tokens = max_tokens;
@@ -106,7 +106,8 @@ void register_llm(CLI::App& app, int& exit_code) {
   llm_cmd->require_subcommand(1);
 
   auto* ping_cmd = llm_cmd->add_subcommand(
-      "ping", "Check a model's key and connectivity: print its answer, latency and cost");
+      "ping", "Check a model's key and connectivity: print its answer, latency and cost.\n"
+              "Exit codes: 0 it answered, 1 the call failed, 2 bad configuration (a bad spec, no key), 130 interrupted.");
   auto ping_opts = std::make_shared<LlmOptions>();
   auto spec = std::make_shared<std::string>();
   auto prompt = std::make_shared<std::string>("Reply with the single word: pong");

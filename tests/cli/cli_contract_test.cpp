@@ -82,6 +82,10 @@ TEST(CliContract, ArgumentErrorsExitWithTheDocumentedCode) {
       {{"export-torch", "linear", "-", "/nonexistent/pair"}, 21},
       {{"evolve", "gelu", "--budget-candidates", "x"}, 2},
       {{"llm", "ping"}, 2},                             // MODEL missing
+      {{"llm", "ping", "nosuchprovider:m"}, 2},         // a spec no provider serves
+      // a provider whose key variable is not set: the configuration, not the call
+      {{"llm", "ping", "keyless:m", "--set", "providers.keyless.base_url=http://127.0.0.1:9/v1", "--set",
+        "providers.keyless.api_key_env=KEVO_TEST_UNSET_KEY", "--set", "providers.keyless.key_required=true"}, 2},
       {{"bench", "table"}, 2},                          // SOURCES missing
       {{"show"}, 2},                                    // RUN missing
       {{"report"}, 2},

@@ -33,15 +33,16 @@ struct ImportArgs {
 };
 
 // The import's vet (interop/import.h): each config the import can afford to run on the CPU,
-// linted on its own; those a shortcut passes are dropped.
-Result<std::vector<interop::DroppedConfig>> vet_with_lint(torch::TorchBridge& b, const Task& t) {
+// linted on its own (lint/torch_lint.h vet_configs).
+Result<interop::VetResult> vet_with_lint(torch::TorchBridge& b, const Task& t) {
   std::vector<std::string> names;
   for (const auto& c : t.configs)
     if (interop::cpu_affordable(t, c)) names.push_back(c.name);
-  auto bad = degenerate_configs(b, t, names, LintOptions{});
-  if (!bad) return fail("lint: {}", bad.error().message);
-  std::vector<interop::DroppedConfig> out;
-  for (auto& d : *bad) out.push_back({std::move(d.config), std::move(d.why)});
+  auto v = vet_configs(b, t, names, LintOptions{});
+  if (!v) return fail("lint: {}", v.error().message);
+  interop::VetResult out;
+  for (auto& d : v->drop) out.dropped.push_back({std::move(d.config), std::move(d.why)});
+  out.notes = std::move(v->notes);
   return out;
 }
 

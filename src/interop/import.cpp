@@ -61,11 +61,12 @@ Status settle_task(torch::TorchBridge& b, const fs::path& staging, Imported& im,
     if (!task) return task.unexpected();
   }
   if (!o.vet) return {};
-  auto dropped = o.vet(b, *task);
-  if (!dropped) return dropped.unexpected();
-  if (dropped->empty()) return {};
+  auto vet = o.vet(b, *task);
+  if (!vet) return fail("refused: {}", vet.error().message);
+  for (const auto& n : vet->notes) im.notes.push_back("lint: " + n);
+  if (vet->dropped.empty()) return {};
   std::vector<std::string> names;
-  for (const auto& d : *dropped) {
+  for (const auto& d : vet->dropped) {
     if (d.config == task->main().name) return fail("refused: the main config is degenerate: {}", d.why);
     names.push_back(d.config);
     im.notes.push_back(fmt::format("config '{}' dropped: {}", d.config, d.why));

@@ -25,10 +25,15 @@ struct DroppedConfig {
   std::string config, why;
 };
 
+struct VetResult {
+  std::vector<DroppedConfig> dropped;
+  std::vector<std::string> notes;  // findings that keep the config (an input the op ignores)
+};
+
 // Judges an imported task as written (its tolerance derived) before it is published: the configs
 // to drop, or an error that refuses the task. The CLI passes the lint (lint/torch_lint.h), which
 // sits a layer above import.
-using VetTask = std::function<Result<std::vector<DroppedConfig>>(torch::TorchBridge&, const Task&)>;
+using VetTask = std::function<Result<VetResult>(torch::TorchBridge&, const Task&)>;
 
 struct ImportOptions {
   std::filesystem::path out_dir;  // the task is written to out_dir/<name>

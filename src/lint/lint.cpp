@@ -86,6 +86,7 @@ struct Tally {
       if (it == holds.end() || it->second.empty()) continue;
       bool all = it->second.size() == app.size();
       f.severity = std::max(f.severity, all ? Severity::Fail : Severity::Warn);
+      f.keys.push_back(key);
       parts.push_back(fmt::format("{} {} on {} ({})", key, what,
                                   all ? "every checked config" : "some configs",
                                   fmt::join(it->second, ", ")));

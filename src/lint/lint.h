@@ -47,6 +47,7 @@ struct LintFinding {
   std::string check;  // "tiny_band", "seed_constant", ...
   Severity severity = Severity::Pass;
   std::string message;  // what holds, on which configs, for which output/input
+  std::vector<std::string> keys;  // where it holds on some config: "output 'y'", "input 'w'", ...
 };
 
 struct LintReport {

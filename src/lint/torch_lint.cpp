@@ -1,5 +1,7 @@
 #include "lint/torch_lint.h"
 
+#include <map>
+
 #include "torch/oracle.h"
 
 namespace kevo {
@@ -28,22 +30,61 @@ Result<LintReport> lint_torch_task(const Task& task, const LintOptions& opts) {
   return lint_torch_task(*bridge, task, opts);
 }
 
-Result<std::vector<DegenerateConfig>> degenerate_configs(torch::TorchBridge& bridge, const Task& task,
-                                                         const std::vector<std::string>& configs, LintOptions opts) {
-  static const char* kShortcuts[] = {"nonfinite", "tiny_band", "seed_constant", "input_unused"};
-  std::vector<DegenerateConfig> out;
+namespace {
+
+// One config's shortcuts: the failing findings of the output checks, and the inputs it ignores.
+struct Shortcuts {
+  std::string outputs;                                // "" when none passes
+  std::map<std::string, std::string> ignored_inputs;  // key -> the finding's message
+};
+
+Shortcuts shortcuts_of(const LintReport& rep) {
+  Shortcuts s;
+  for (const auto& f : rep.findings) {
+    if (f.severity != Severity::Fail) continue;
+    if (f.check == "nonfinite" || f.check == "tiny_band" || f.check == "seed_constant")
+      s.outputs += fmt::format("{}{} {}", s.outputs.empty() ? "" : "; ", f.check, f.message);
+    else if (f.check == "input_unused")
+      for (const auto& k : f.keys) s.ignored_inputs[k] = f.message;
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<ConfigVet> vet_configs(torch::TorchBridge& bridge, const Task& task, const std::vector<std::string>& configs,
+                              LintOptions opts) {
+  std::map<std::string, Shortcuts> by_config;
+  std::map<std::string, int> ignored_on;  // input key -> configs that ignore it
+  size_t degenerate = 0;
   for (const auto& name : configs) {
     opts.configs = {name};
     auto rep = lint_torch_task(bridge, task, opts);
     if (!rep) return rep.unexpected();
-    std::string why;
-    for (const auto& f : rep->findings)
-      for (const char* check : kShortcuts)
-        if (f.check == check && f.severity == Severity::Fail)
-          why += fmt::format("{}{} {}", why.empty() ? "" : "; ", f.check, f.message);
-    if (!why.empty()) out.push_back({name, why});
+    Shortcuts s = shortcuts_of(*rep);
+    degenerate += s.outputs.empty() ? 0 : 1;
+    for (const auto& [k, m] : s.ignored_inputs) ++ignored_on[k];
+    by_config[name] = std::move(s);
   }
-  return out;
+  // One config alone may be degenerate by its size (a subtracted constant above every value of a
+  // small matmul); two or more, all of them, say the task is.
+  if (configs.size() >= 2 && degenerate == configs.size())
+    return fail("degenerate on every config checked ({}): {}", fmt::join(configs, ", "), by_config[configs.front()].outputs);
+  ConfigVet v;
+  for (const auto& [k, n] : ignored_on)
+    if (n == static_cast<int>(configs.size()))
+      v.notes.push_back(fmt::format("{} changes the outputs on no config checked ({}): the op ignores it, or its "
+                                    "effect is within the tolerance; a kernel that ignores it passes too",
+                                    k, fmt::join(configs, ", ")));
+  for (const auto& name : configs) {
+    const Shortcuts& s = by_config[name];
+    std::string why = s.outputs;
+    for (const auto& [k, m] : s.ignored_inputs)
+      if (ignored_on[k] < static_cast<int>(configs.size()))
+        why += fmt::format("{}input_unused {} can be ignored here", why.empty() ? "" : "; ", k);
+    if (!why.empty()) v.drop.push_back({name, why});
+  }
+  return v;
 }
 
 }  // namespace kevo

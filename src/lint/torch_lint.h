@@ -20,10 +20,19 @@ struct DegenerateConfig {
   std::string config, why;
 };
 
-// Lints each of `configs` on its own and returns those on which a constant (tiny_band), another
-// draw's outputs (seed_constant), an ignored input (input_unused) or a NaN reference (nonfinite)
-// passes; uniform_axis stays a lint warning (a broadcast slice can be the op's own shape).
-Result<std::vector<DegenerateConfig>> degenerate_configs(torch::TorchBridge& bridge, const Task& task,
-                                                         const std::vector<std::string>& configs, LintOptions opts);
+// What an import does with a task's configs (docs/INTEROP.md, `kevo import kernelbench` step 8).
+struct ConfigVet {
+  std::vector<DegenerateConfig> drop;  // a shortcut passes there and not on every config checked
+  std::vector<std::string> notes;      // an input that changes the outputs on none of them (kept)
+};
+
+// Lints each of `configs` on its own. A config on which a constant (tiny_band), another draw's
+// outputs (seed_constant) or a NaN reference (nonfinite) passes is dropped; when that holds on
+// every one of two or more, the task is degenerate: an error. An input the outputs ignore (input_unused)
+// on some configs drops those; on all of them it is the op's own (training-mode batch norm reads
+// no running stats), so the configs stay and a note says a kernel may ignore it too.
+// uniform_axis stays a lint warning (a broadcast slice can be the op's own shape).
+Result<ConfigVet> vet_configs(torch::TorchBridge& bridge, const Task& task, const std::vector<std::string>& configs,
+                              LintOptions opts);
 
 }  // namespace kevo

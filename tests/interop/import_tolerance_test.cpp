@@ -69,21 +69,22 @@ TEST(ImportTolerance, TheVetDropsADegenerateConfigAndRefusesADegenerateMain) {
   ImportOptions o;
   o.out_dir = tmp.path;
   std::string victim;
-  o.vet = [&](torch::TorchBridge&, const Task& t) -> Result<std::vector<DroppedConfig>> {
+  o.vet = [&](torch::TorchBridge&, const Task& t) -> Result<VetResult> {
     for (const auto& c : t.configs)
       if (c.held_out) victim = c.name;
-    return std::vector<DroppedConfig>{{victim, "tiny_band a constant passes"}};
+    return VetResult{{{victim, "tiny_band a constant passes"}}, {"input 'x' changes the outputs on no config"}};
   };
   auto t = import_kernelbench(*b, data("kb_softmax.py"), o);
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_TRUE(has(t->notes, "config '" + victim + "' dropped: tiny_band")) << fmt::format("{}", fmt::join(t->notes, "\n"));
+  EXPECT_TRUE(has(t->notes, "lint: input 'x' changes")) << fmt::format("{}", fmt::join(t->notes, "\n"));
   auto task = load_task_with_torch(t->dir);
   ASSERT_TRUE(task) << task.error().message;
   for (const auto& c : task->configs) EXPECT_NE(c.name, victim);
 
   o.overwrite = true;
-  o.vet = [](torch::TorchBridge&, const Task& t) -> Result<std::vector<DroppedConfig>> {
-    return std::vector<DroppedConfig>{{t.main().name, "input_unused input 'x' can be ignored"}};
+  o.vet = [](torch::TorchBridge&, const Task& t) -> Result<VetResult> {
+    return VetResult{{{t.main().name, "tiny_band a constant passes"}}, {}};
   };
   auto refused = import_kernelbench(*b, data("kb_softmax.py"), o);
   ASSERT_FALSE(refused);
@@ -92,7 +93,7 @@ TEST(ImportTolerance, TheVetDropsADegenerateConfigAndRefusesADegenerateMain) {
   EXPECT_TRUE(fs::exists(tmp.path / "kb_softmax")) << "a refused re-import removed the task it would replace";
 }
 
-TEST(ImportTolerance, DegenerateConfigsNamesTheShortcut) {
+TEST(ImportTolerance, TheLintVetDropsSomeConfigsAndRefusesATaskDegenerateOnAll) {
   KEVO_BRIDGE_OR_SKIP(b);
   TempDir tmp;
   ImportOptions o;
@@ -101,14 +102,49 @@ TEST(ImportTolerance, DegenerateConfigsNamesTheShortcut) {
   ASSERT_TRUE(t) << t.error().message;
   auto task = load_task_with_torch(t->dir);
   ASSERT_TRUE(task) << task.error().message;
-  // Looser than the outputs: every config degenerate (a constant passes).
-  task->tolerance[DType::F32] = {1e-2, 1e-4};
-  std::vector<std::string> names;
-  for (const auto& c : task->configs) names.push_back(c.name);
-  auto bad = degenerate_configs(*b, *task, {names.back()}, LintOptions{});
-  ASSERT_TRUE(bad) << bad.error().message;
-  ASSERT_EQ(bad->size(), 1u);
-  EXPECT_NE(bad->front().why.find("tiny_band"), std::string::npos) << bad->front().why;
+  // As derived: nothing to drop on the two smallest configs.
+  std::vector<std::string> two;
+  for (const auto& c : task->configs)
+    if (c.name == "small" || c.name == "held_unit") two.push_back(c.name);
+  ASSERT_EQ(two.size(), 2u);
+  auto clean = vet_configs(*b, *task, two, LintOptions{});
+  ASSERT_TRUE(clean) << clean.error().message;
+  EXPECT_TRUE(clean->drop.empty()) << clean->drop.front().why;
+  // Looser than the outputs: a constant passes; on one config of two it is dropped, on both the
+  // task is refused.
+  task->tolerance[DType::F32] = {1.0, 1e-4};
+  auto one = vet_configs(*b, *task, {two.front()}, LintOptions{});
+  ASSERT_TRUE(one) << one.error().message;
+  ASSERT_EQ(one->drop.size(), 1u);
+  EXPECT_NE(one->drop.front().why.find("tiny_band"), std::string::npos) << one->drop.front().why;
+  auto both = vet_configs(*b, *task, two, LintOptions{});
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().message.find("degenerate on every config checked"), std::string::npos)
+      << both.error().message;
+}
+
+// An input the outputs ignore on every config is the op's own: the configs stay, and a note says a
+// kernel may ignore it too.
+TEST(ImportTolerance, AnInputIgnoredEverywhereIsNotedNotDropped) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  ImportOptions o;
+  o.out_dir = tmp.path;
+  o.vet = [](torch::TorchBridge& br, const Task& t) -> Result<VetResult> {
+    std::vector<std::string> names;
+    for (const auto& c : t.configs) names.push_back(c.name);
+    auto v = vet_configs(br, t, names, LintOptions{});
+    if (!v) return v.unexpected();
+    VetResult r;
+    for (const auto& d : v->drop) r.dropped.push_back({d.config, d.why});
+    r.notes = v->notes;
+    return r;
+  };
+  auto t = import_kernelbench(*b, data("kb_ignores_input.py"), o);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_TRUE(has(t->notes, "lint: input 'y' changes the outputs on no config checked"))
+      << fmt::format("{}", fmt::join(t->notes, "\n"));
+  EXPECT_FALSE(has(t->notes, "dropped")) << fmt::format("{}", fmt::join(t->notes, "\n"));
 }
 
 TEST(ImportToml, DropConfigBlocks) {

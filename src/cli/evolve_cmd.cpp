@@ -329,8 +329,10 @@ std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const ch
 int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::string& dbpath, const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
               store::to_string(out.status), out.stop_reason.c_str());
+  // Over no candidate the occupancy is the baseline's alone: not a figure of the search.
+  const std::string busy = out.candidates ? percent_or_na(out.gpu_busy) : "n/a";
   std::printf("candidates %d (valid %d)  evaluators busy %s  GPU util %s  %.1f candidates/min\n", out.candidates,
-              out.valid, percent_or_na(out.gpu_busy).c_str(), evolve::gpu_util_text(out.gpu_util_nvml).c_str(),
+              out.valid, busy.c_str(), evolve::gpu_util_text(out.gpu_util_nvml).c_str(),
               out.wall_s > 0 ? out.candidates * 60.0 / out.wall_s : 0.0);
   std::printf("time %.1f s: baseline %.1f s%s, search %.1f s (%d candidates, %.1f candidates/min, evaluators busy %s, "
               "GPU util %s), held-out verification %.1f s\n",
@@ -340,6 +342,10 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::st
   if (ens && ens->size() > 1) std::printf("%s", ens->summary().c_str());
   if (!out.note.empty()) std::printf("%s\n", out.note.c_str());
   if (out.fake_evaluator) std::printf("(fake evaluator: no kernel was run)\n");
+  if (out.baseline_reason == Reason::kNoGpu)
+    std::fprintf(stderr, "kevo evolve: this host has no usable GPU, and evolve checks and times every kernel on one; "
+                         "`kevo eval TASK KERNEL.cu --compile-only` compiles a kernel without one, and --fake-gpu runs "
+                         "the loop on '// fake:' markers (a dry run that proves nothing about a kernel)\n");
   if (out.status == store::RunStatus::kInterrupted) {
     std::printf("interrupted; continue with: %s\n", resume_command(out.run_id, dbpath).c_str());
     return 130;
@@ -363,7 +369,8 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::st
                 static_cast<long long>(v.candidate), v.speedup, v.speedup_lo, v.speedup_hi);
     return out.status == store::RunStatus::kFailed ? 3 : 1;
   }
-  std::printf("no candidate passed held-out re-verification: no winner\n");
+  std::printf(out.candidates ? "no candidate passed held-out re-verification: no winner\n"
+                             : "no candidate was evaluated: no winner\n");
   return out.status == store::RunStatus::kFailed ? 3 : 1;
 }
 

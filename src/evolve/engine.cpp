@@ -889,6 +889,7 @@ struct BaselineStep {
   json summary;
   bool passed = false;
   std::string message;
+  Reason reason = Reason::kNone;
 };
 
 // The baseline checked and timed, or its record from an earlier run with the same task, GPUs,
@@ -930,7 +931,7 @@ Result<BaselineStep> baseline_of(const Task& task_, CandidateEvaluator& evaluato
   if (key && bv.outcome == Outcome::Pass)
     if (auto st = save_baseline_record(*key, summary, baseline_record_dir()); !st)
       spdlog::warn("the baseline's record was not kept (the next run checks it again): {}", st.error().message);
-  return BaselineStep{summary, bv.outcome == Outcome::Pass, bv.message};
+  return BaselineStep{summary, bv.outcome == Outcome::Pass, bv.message, bv.reason};
 }
 
 }  // namespace
@@ -1066,6 +1067,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
     s.row.baseline_json = base.dump();
     if (!b->passed) {
       s.row.note = "the task's baseline fails: " + b->message;
+      out.baseline_reason = b->reason;
       return finish(store::RunStatus::kFailed, {store::StopKind::kBaselineFailed, {}});
     }
   }

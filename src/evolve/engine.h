@@ -116,6 +116,7 @@ struct RunOutcome {
   bool baseline_reused = false;  // an earlier run's verified baseline (baseline_record.h)
   std::string note;  // e.g. the offline-tuning message
   bool fake_evaluator = false;
+  Reason baseline_reason = Reason::kNone;  // why the baseline failed (kNoGpu: this host has no usable GPU)
 };
 
 // The options a run was started with (stored in its config), for --resume.

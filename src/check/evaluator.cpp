@@ -434,7 +434,9 @@ uint64_t slab_bytes(const EvalSession& s) {
 // candidate's library loaded into it; nothing else is ever loaded there.
 bool confine_phase(EvalSession& s) {
   proto::ConfineRequest q{s.cand_so->so_path.string(), s.opts.device_data ? slab_bytes(s) : 0};
+  const auto t0 = std::chrono::steady_clock::now();
   auto c = s.cand->call(q, 60s);
+  s.v.work["confine"] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!c && !c.answered()) {
     classify_death(s.v, *s.cand, nullptr, "confining the candidate's runner");
     return false;

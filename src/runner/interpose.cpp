@@ -1,11 +1,14 @@
 #include "runner/interpose.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace kevo::guard {
 namespace {
@@ -42,14 +45,36 @@ void check_launch(cudaStream_t s, const char* via) {
   }
 }
 
+// The runner's own executable code: a call from there is the runner's (its flushes, poison, draws
+// and copies), not the candidate's. Found once, before any candidate code runs (seal()).
+std::vector<std::pair<uintptr_t, uintptr_t>> g_runner_code;
+
+int collect_main_program(dl_phdr_info* info, size_t, void*) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+      g_runner_code.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  return 1;  // the first object is the main program: stop there
+}
+
+bool from_runner(const void* caller) {
+  const auto a = reinterpret_cast<uintptr_t>(caller);
+  for (const auto& [lo, hi] : g_runner_code)
+    if (a >= lo && a < hi) return true;
+  return false;
+}
+
 // Work queued other than by a launch (a memset, a copy, an allocation on a stream, a graph): the
-// same rule as launches.
-void check_enqueue(cudaStream_t s, const char* via) { check_launch(s, via); }
+// same rule as launches, for the candidate's calls.
+void check_enqueue(cudaStream_t s, const char* via, const void* caller) {
+  if (!from_runner(caller)) check_launch(s, via);
+}
 
 // Host code the driver would run later on a thread of its own (a stream callback, a graph's host
 // node): the candidate's code outside its call, on a thread that predates its confinement.
-bool refuse_host_code(const char* via) {
-  if (!g_sealed.load() || t_trusted > 0) return false;
+bool refuse_host_code(const char* via, const void* caller) {
+  if (!g_sealed.load() || t_trusted > 0 || from_runner(caller)) return false;
   record("host_callback", std::string(via) + ": host code run by the driver later is not allowed");
   return true;
 }
@@ -69,16 +94,16 @@ bool driver_entry_allowed(const char* name) {
   return false;
 }
 
-bool refuse_driver_entry(const char* name) {
-  if (!g_sealed.load() || t_trusted > 0 || driver_entry_allowed(name)) return false;
+bool refuse_driver_entry(const char* name, const void* caller) {
+  if (!g_sealed.load() || t_trusted > 0 || from_runner(caller) || driver_entry_allowed(name)) return false;
   record("driver_entry", std::string("cudaGetDriverEntryPoint(") + (name ? name : "null") +
                              "): driver entry points that queue work, copy, allocate or call back are not allowed");
   return true;
 }
 
 // An allocation the candidate makes while armed counts against its cap.
-bool over_cap(size_t n, const char* via) {
-  if (!g_armed.load()) return false;
+bool over_cap(size_t n, const char* via, const void* caller) {
+  if (!g_armed.load() || from_runner(caller)) return false;
   if (g_allocated.load() + n <= g_alloc_limit.load()) {
     g_allocated += n;
     return false;
@@ -110,7 +135,10 @@ void arm(cudaStream_t stream, size_t alloc_limit_bytes) {
 
 void disarm() { g_armed = false; }
 
-void seal() { g_sealed = true; }
+void seal() {
+  if (g_runner_code.empty()) dl_iterate_phdr(collect_main_program, nullptr);
+  g_sealed = true;
+}
 
 Trusted::Trusted() { ++t_trusted; }
 Trusted::~Trusted() { --t_trusted; }
@@ -127,6 +155,9 @@ size_t allocated_bytes() { return g_allocated.load(); }
 }  // namespace kevo::guard
 
 using namespace kevo::guard;
+
+// Where an interposed entry point was called from (runner code or the candidate's).
+#define KEVO_CALLER __builtin_return_address(0)
 
 // --- interposed entry points (C linkage, exported from the executable with -rdynamic) ---
 extern "C" {
@@ -193,57 +224,57 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int pr
 
 cudaError_t cudaMalloc(void** p, size_t n) {
   static auto fn = real<cudaError_t (*)(void**, size_t)>("cudaMalloc");
-  if (over_cap(n, "cudaMalloc")) return cudaErrorMemoryAllocation;
+  if (over_cap(n, "cudaMalloc", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, n);
 }
 
 cudaError_t cudaMallocManaged(void** p, size_t n, unsigned flags) {
   static auto fn = real<cudaError_t (*)(void**, size_t, unsigned)>("cudaMallocManaged");
-  if (over_cap(n, "cudaMallocManaged")) return cudaErrorMemoryAllocation;
+  if (over_cap(n, "cudaMallocManaged", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, n, flags);
 }
 
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h) {
   static auto fn = real<cudaError_t (*)(void**, size_t*, size_t, size_t)>("cudaMallocPitch");
-  if (over_cap(w * h, "cudaMallocPitch")) return cudaErrorMemoryAllocation;
+  if (over_cap(w * h, "cudaMallocPitch", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, pitch, w, h);
 }
 
 cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void**, size_t, cudaStream_t)>("cudaMallocAsync");
-  check_enqueue(s, "cudaMallocAsync");
-  if (over_cap(n, "cudaMallocAsync")) return cudaErrorMemoryAllocation;
+  check_enqueue(s, "cudaMallocAsync", KEVO_CALLER);
+  if (over_cap(n, "cudaMallocAsync", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, n, s);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void**, size_t, cudaMemPool_t, cudaStream_t)>("cudaMallocFromPoolAsync");
-  check_enqueue(s, "cudaMallocFromPoolAsync");
-  if (over_cap(n, "cudaMallocFromPoolAsync")) return cudaErrorMemoryAllocation;
+  check_enqueue(s, "cudaMallocFromPoolAsync", KEVO_CALLER);
+  if (over_cap(n, "cudaMallocFromPoolAsync", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, n, pool, s);
 }
 
 cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, cudaStream_t)>("cudaFreeAsync");
-  check_enqueue(s, "cudaFreeAsync");
+  check_enqueue(s, "cudaFreeAsync", KEVO_CALLER);
   return fn(p, s);
 }
 
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, int, size_t, cudaStream_t)>("cudaMemsetAsync");
-  check_enqueue(s, "cudaMemsetAsync");
+  check_enqueue(s, "cudaMemsetAsync", KEVO_CALLER);
   return fn(p, v, n, s);
 }
 
 cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t w, size_t h, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, size_t, int, size_t, size_t, cudaStream_t)>("cudaMemset2DAsync");
-  check_enqueue(s, "cudaMemset2DAsync");
+  check_enqueue(s, "cudaMemset2DAsync", KEVO_CALLER);
   return fn(p, pitch, v, w, h, s);
 }
 
 cudaError_t cudaMemcpyAsync(void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t)>("cudaMemcpyAsync");
-  check_enqueue(s, "cudaMemcpyAsync");
+  check_enqueue(s, "cudaMemcpyAsync", KEVO_CALLER);
   return fn(d, src, n, k, s);
 }
 
@@ -251,7 +282,7 @@ cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* src, size_t sp, si
                               cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind,
                                         cudaStream_t)>("cudaMemcpy2DAsync");
-  check_enqueue(s, "cudaMemcpy2DAsync");
+  check_enqueue(s, "cudaMemcpy2DAsync", KEVO_CALLER);
   return fn(d, dp, src, sp, w, h, k, s);
 }
 
@@ -259,38 +290,38 @@ cudaError_t cudaMemcpyToSymbolAsync(const void* sym, const void* src, size_t n, 
                                     cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(const void*, const void*, size_t, size_t, cudaMemcpyKind, cudaStream_t)>(
       "cudaMemcpyToSymbolAsync");
-  check_enqueue(s, "cudaMemcpyToSymbolAsync");
+  check_enqueue(s, "cudaMemcpyToSymbolAsync", KEVO_CALLER);
   return fn(sym, src, n, off, k, s);
 }
 
 cudaError_t cudaMemcpyPeerAsync(void* d, int dd, const void* src, int sd, size_t n, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, int, const void*, int, size_t, cudaStream_t)>("cudaMemcpyPeerAsync");
-  check_enqueue(s, "cudaMemcpyPeerAsync");
+  check_enqueue(s, "cudaMemcpyPeerAsync", KEVO_CALLER);
   return fn(d, dd, src, sd, n, s);
 }
 
 cudaError_t cudaMemPrefetchAsync(const void* p, size_t n, cudaMemLocation loc, unsigned flags, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(const void*, size_t, cudaMemLocation, unsigned, cudaStream_t)>(
       "cudaMemPrefetchAsync");
-  check_enqueue(s, "cudaMemPrefetchAsync");
+  check_enqueue(s, "cudaMemPrefetchAsync", KEVO_CALLER);
   return fn(p, n, loc, flags, s);
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>("cudaGraphLaunch");
-  check_enqueue(s, "cudaGraphLaunch");
+  check_enqueue(s, "cudaGraphLaunch", KEVO_CALLER);
   return fn(g, s);
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t f, void* data) {
   static auto fn = real<cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*)>("cudaLaunchHostFunc");
-  if (refuse_host_code("cudaLaunchHostFunc")) return cudaErrorNotPermitted;
+  if (refuse_host_code("cudaLaunchHostFunc", KEVO_CALLER)) return cudaErrorNotPermitted;
   return fn(s, f, data);
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned flags) {
   static auto fn = real<cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void*, unsigned)>("cudaStreamAddCallback");
-  if (refuse_host_code("cudaStreamAddCallback")) return cudaErrorNotPermitted;
+  if (refuse_host_code("cudaStreamAddCallback", KEVO_CALLER)) return cudaErrorNotPermitted;
   return fn(s, cb, data, flags);
 }
 
@@ -298,7 +329,7 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGr
                                  const cudaHostNodeParams* p) {
   static auto fn = real<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t,
                                         const cudaHostNodeParams*)>("cudaGraphAddHostNode");
-  if (refuse_host_code("cudaGraphAddHostNode")) return cudaErrorNotPermitted;
+  if (refuse_host_code("cudaGraphAddHostNode", KEVO_CALLER)) return cudaErrorNotPermitted;
   return fn(n, g, deps, nd, p);
 }
 
@@ -306,7 +337,7 @@ cudaError_t cudaGetDriverEntryPoint(const char* sym, void** f, unsigned long lon
                                     cudaDriverEntryPointQueryResult* st) {
   static auto fn = real<cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*)>(
       "cudaGetDriverEntryPoint");
-  if (refuse_driver_entry(sym)) {
+  if (refuse_driver_entry(sym, KEVO_CALLER)) {
     if (f) *f = nullptr;
     return cudaErrorNotPermitted;
   }
@@ -317,7 +348,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** f, unsigned
                                              cudaDriverEntryPointQueryResult* st) {
   static auto fn = real<cudaError_t (*)(const char*, void**, unsigned, unsigned long long,
                                         cudaDriverEntryPointQueryResult*)>("cudaGetDriverEntryPointByVersion");
-  if (refuse_driver_entry(sym)) {
+  if (refuse_driver_entry(sym, KEVO_CALLER)) {
     if (f) *f = nullptr;
     return cudaErrorNotPermitted;
   }
@@ -330,27 +361,27 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** f, unsigned
 
 cudaError_t cudaMemsetAsync_ptsz(void* p, int v, size_t n, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void*, int, size_t, cudaStream_t)>("cudaMemsetAsync_ptsz");
-  check_enqueue(KEVO_PTS(s), "cudaMemsetAsync");
+  check_enqueue(KEVO_PTS(s), "cudaMemsetAsync", KEVO_CALLER);
   return fn(p, v, n, s);
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s) {
   static auto fn =
       real<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t)>("cudaMemcpyAsync_ptsz");
-  check_enqueue(KEVO_PTS(s), "cudaMemcpyAsync");
+  check_enqueue(KEVO_PTS(s), "cudaMemcpyAsync", KEVO_CALLER);
   return fn(d, src, n, k, s);
 }
 
 cudaError_t cudaMallocAsync_ptsz(void** p, size_t n, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(void**, size_t, cudaStream_t)>("cudaMallocAsync_ptsz");
-  check_enqueue(KEVO_PTS(s), "cudaMallocAsync");
-  if (over_cap(n, "cudaMallocAsync")) return cudaErrorMemoryAllocation;
+  check_enqueue(KEVO_PTS(s), "cudaMallocAsync", KEVO_CALLER);
+  if (over_cap(n, "cudaMallocAsync", KEVO_CALLER)) return cudaErrorMemoryAllocation;
   return fn(p, n, s);
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s) {
   static auto fn = real<cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>("cudaGraphLaunch_ptsz");
-  check_enqueue(KEVO_PTS(s), "cudaGraphLaunch");
+  check_enqueue(KEVO_PTS(s), "cudaGraphLaunch", KEVO_CALLER);
   return fn(g, s);
 }
 
@@ -376,14 +407,14 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* f, dim3 g, dim3 b, void
 
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t f, void* data) {
   static auto fn = real<cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*)>("cudaLaunchHostFunc_ptsz");
-  if (refuse_host_code("cudaLaunchHostFunc")) return cudaErrorNotPermitted;
+  if (refuse_host_code("cudaLaunchHostFunc", KEVO_CALLER)) return cudaErrorNotPermitted;
   return fn(s, f, data);
 }
 
 cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned flags) {
   static auto fn =
       real<cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void*, unsigned)>("cudaStreamAddCallback_ptsz");
-  if (refuse_host_code("cudaStreamAddCallback")) return cudaErrorNotPermitted;
+  if (refuse_host_code("cudaStreamAddCallback", KEVO_CALLER)) return cudaErrorNotPermitted;
   return fn(s, cb, data, flags);
 }
 
@@ -391,7 +422,7 @@ cudaError_t cudaGetDriverEntryPoint_ptsz(const char* sym, void** f, unsigned lon
                                          cudaDriverEntryPointQueryResult* st) {
   static auto fn = real<cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*)>(
       "cudaGetDriverEntryPoint_ptsz");
-  if (refuse_driver_entry(sym)) {
+  if (refuse_driver_entry(sym, KEVO_CALLER)) {
     if (f) *f = nullptr;
     return cudaErrorNotPermitted;
   }

@@ -159,19 +159,19 @@ TEST(Protocol, RepliesRoundTrip) {
   LoadReply l{2, 3};
   EXPECT_EQ(json(l).get<LoadReply>().threads_after, 3);
 
-  ConfineReply c;
-  c.isolation.uid = 65534;
-  c.isolation.identity_dropped = true;
-  c.isolation.landlock_abi = 6;
-  c.isolation.seccomp = true;
-  c.state = DeviceState{{{"cache_config", 0}}};
-  auto cb = json(c).get<ConfineReply>();
-  EXPECT_EQ(cb.isolation.uid, 65534);
-  EXPECT_TRUE(cb.isolation.identity_dropped);
-  EXPECT_EQ(cb.isolation.landlock_abi, 6);
-  EXPECT_TRUE(cb.isolation.seccomp);
-  ASSERT_TRUE(cb.state);
-  EXPECT_TRUE(*cb.state == *c.state);
+  ConfineReply cr;
+  cr.isolation.uid = 65534;
+  cr.isolation.identity_dropped = true;
+  cr.isolation.landlock_abi = 6;
+  cr.isolation.seccomp = true;
+  cr.state = DeviceState{{{"cache_config", 0}}};
+  auto crb = json(cr).get<ConfineReply>();
+  EXPECT_EQ(crb.isolation.uid, 65534);
+  EXPECT_TRUE(crb.isolation.identity_dropped);
+  EXPECT_EQ(crb.isolation.landlock_abi, 6);
+  EXPECT_TRUE(crb.isolation.seccomp);
+  ASSERT_TRUE(crb.state);
+  EXPECT_TRUE(*crb.state == *cr.state);
   EXPECT_TRUE(json(ConfineReply{}).at("state").is_null());
   EXPECT_EQ(json(ConfineRequest{"/c.so", 4096}).at("cmd"), "confine");
   EXPECT_EQ(json(ConfineRequest{"/c.so", 4096}).get<ConfineRequest>().reserve_bytes, 4096u);
@@ -210,10 +210,10 @@ TEST(Protocol, RepliesRoundTrip) {
   EXPECT_EQ(cb.out_of_bounds, c.out_of_bounds);
   EXPECT_TRUE((json{{"outputs", json::array()}}.get<CompareReply>().out_of_bounds.empty()));
 
-  LoadRequest lq{"cand", "/x.so", true};
-  EXPECT_FALSE(json(lq).contains("reserve_bytes"));  // none asked: as a runner before slabs reads it
-  lq.reserve_bytes = 3 << 20;
-  EXPECT_EQ(json(lq).get<LoadRequest>().reserve_bytes, 3u << 20);
+  ConfineRequest cq{"/x.so"};
+  EXPECT_EQ(json(cq).at("reserve_bytes"), 0u);  // none asked: every buffer its own allocation
+  cq.reserve_bytes = 3 << 20;
+  EXPECT_EQ(json(cq).get<ConfineRequest>().reserve_bytes, 3u << 20);
 
   auto mb = json(MaterializeReply{{"i0"}, {"o0", "o1"}}).get<MaterializeReply>();
   EXPECT_EQ(mb.outputs_ipc.size(), 2u);
@@ -235,10 +235,11 @@ TEST(Protocol, MissingReplyFieldsTakeTheirDefaults) {
   EXPECT_DOUBLE_EQ(r.after_stream_cpu_ms, 7.5);
   EXPECT_EQ(r.rc, 0);
   EXPECT_TRUE(r.violations.empty() && r.outputs_ipc.empty());
-  auto l = json{{"ok", true}, {"state", nullptr}}.get<LoadReply>();
-  EXPECT_FALSE(l.state);
-  EXPECT_FALSE(l.sandboxed);
-  EXPECT_TRUE(l.sandbox_error.empty());
+  auto l = json{{"ok", true}}.get<LoadReply>();
+  EXPECT_EQ(l.threads_after, 0);
+  auto ci = json{{"ok", true}}.get<ConfineReply>();  // a runner that says nothing confined nothing
+  EXPECT_FALSE(ci.isolation.seccomp);
+  EXPECT_EQ(ci.isolation.uid, -1);
   auto c = json{{"count", 3}, {"first_got", nullptr}}.get<CompareCounts>();
   EXPECT_EQ(c.first_bad, -1);
   EXPECT_TRUE(std::isnan(c.first_got));  // not a number nor a name: NaN, as before
@@ -257,8 +258,8 @@ TEST(Protocol, MalformedRepliesDecodeToErrors) {
   EXPECT_FALSE(decode<HelloReply>(json{{"l2_bytes", "big"}}, "hello reply"));
   EXPECT_FALSE(decode<RunReply>(json{{"rc", "zero"}}, "run reply"));
   EXPECT_FALSE(decode<RunReply>(json{{"violations", {{{"kind", 3}}}}}, "run reply"));
-  EXPECT_FALSE(decode<LoadReply>(json{{"sandbox", 1}}, "load reply"));
-  EXPECT_FALSE(decode<LoadReply>(json{{"state", "none"}}, "load reply"));
+  EXPECT_FALSE(decode<ConfineReply>(json{{"isolation", 1}}, "confine reply"));
+  EXPECT_FALSE(decode<ConfineReply>(json{{"state", "none"}}, "confine reply"));
   EXPECT_FALSE(decode<CompareReply>(json{{"outputs", {{{"runs", {{"count", 1}}}}}}}, "compare reply"));  // no cmp
   EXPECT_FALSE(decode<CompareReply>(json{{"outputs", {{{"cmp", 5}}}}}, "compare reply"));
   EXPECT_FALSE(decode<RunReply>(json{{"outputs_ipc", {"aa"}}}, "run reply"));  // a bare handle: no offset

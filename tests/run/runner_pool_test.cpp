@@ -237,7 +237,7 @@ TEST_F(RunnerPool, AClientCannotChooseTheBinaryFolderOrEnvironment) {
   ASSERT_TRUE(dir);
   const std::string fake = fake_runner().string();
   for (const std::string& bad :
-       {R"({"v":2,"cmd":"take","kind":{},"runner":"/bin/sh"})",
+       std::vector<std::string>{R"({"v":2,"cmd":"take","kind":{},"runner":"/bin/sh"})",
         R"({"v":2,"cmd":"take","kind":{"gpus":"0"}})",
         R"({"v":2,"cmd":"take","kind":{"env":["LD_PRELOAD=/tmp/candidate.so"]},"runner":")" + fake + R"("})",
         R"({"v":2,"cmd":"take","kind":{"cwd":"/tmp"},"runner":")" + fake + R"("})",

@@ -88,7 +88,14 @@ Status write_baseline(const std::filesystem::path& dest, const std::string& text
   return {};
 }
 
-std::string provenance(const Task& task, const std::string& model, int64_t run, int round) {
+std::string provenance(const Task& task, const std::string& model, int64_t run, int round, bool fake) {
+  // A fake translation's baseline sits where real runs read it: it must not claim a check.
+  if (fake)
+    return fmt::format(
+        "// Translated from {} by `kevo translate --fake-gpu` (model {}, run {}, round {}): NEVER CHECKED, the\n"
+        "// fake evaluator ran nothing. `kevo eval TASK --baseline` checks it; `kevo translate TASK --force`\n"
+        "// replaces it.\n",
+        task.torch_reference, model, run, round);
   return fmt::format(
       "// Translated from {} by `kevo translate` (model {}, run {}, round {}); checked against the\n"
       "// task's oracle on its visible and held-out shapes before being written as the baseline.\n",
@@ -238,7 +245,7 @@ Result<bool> Translation::record(RoundResult& rr, const llm::ChatResponse& r, co
   TranslateAttempt a{round, 0, c.outcome, c.reason, rr.passed || rr.infra ? "" : rr.feedback};
   bool written = true;
   if (rr.passed) {
-    std::string text = provenance(task_, r.model, row_.id, round) + *code;
+    std::string text = provenance(task_, r.model, row_.id, round, ev_.is_fake()) + *code;
     if (auto w = write_baseline(task_.baseline_path(), text, opts_.force); !w) {
       c.message = "passed, but baseline.cu was not written: " + w.error().message;
       out_.message = w.error().message;

@@ -325,6 +325,11 @@ TEST(TranslateCli, TranslateThenExportTorchWritesTheExtension) {
   EXPECT_TRUE(contains(tr.out, "wrote")) << tr.out;
   EXPECT_TRUE(contains(tr.err, "round 1: compile_error")) << tr.err;
   EXPECT_TRUE(fs::exists(task.baseline_path()));
+  // Written by a fake evaluator: its header says it was never checked, not that it was.
+  auto written = read_file(task.baseline_path());
+  ASSERT_TRUE(written);
+  EXPECT_TRUE(contains(*written, "NEVER CHECKED")) << *written;
+  EXPECT_FALSE(contains(*written, "checked against the")) << *written;
 
   auto again = kevo_run({"translate", task.dir.string(), "--db", db, "--fake-gpu", "--model", model}, dir);
   EXPECT_EQ(again.exit_code, 2);

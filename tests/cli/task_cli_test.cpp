@@ -36,8 +36,14 @@ TEST(TaskCli, LintOfImportedTasksUsesTheirPyTorchReference) {
   if (auto py = torch::find_torch_python(); !py)
     GTEST_SKIP() << "needs python3 with torch and numpy: lint of torch tasks skipped (" << py.error().message << ")";
   kevo::test::TempDir dir("kevo-task-lint");
+  // The import lints a task itself and refuses one degenerate on every config; --no-lint writes it.
+  auto refused = kevo_run({"import", "kernelbench", (kSrc / "tests/interop/data/kb_dead_relu.py").string(), "--out",
+                           dir.path.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("refused: lint: degenerate on every config checked"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "kb_dead_relu"));
   auto imp = kevo_run({"import", "kernelbench", (kSrc / "tests/interop/data/kb_dead_relu.py").string(),
-                       (kSrc / "tests/interop/data/kb_gelu.py").string(), "--out", dir.path.string()});
+                       (kSrc / "tests/interop/data/kb_gelu.py").string(), "--out", dir.path.string(), "--no-lint"});
   ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
 
   auto dead = kevo_run({"task", "lint", (dir.path / "kb_dead_relu").string(), "--json"});

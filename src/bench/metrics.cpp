@@ -165,12 +165,15 @@ Aggregates aggregate(const std::vector<TaskResult>& tasks) {
       continue;
     }
     ++a.tasks;
-    if (t.speedup) {
+    // Only a held-out-verified result is solved: an unfinished run's best may fail there.
+    const std::optional<double> result = t.verified ? t.speedup : std::nullopt;
+    if (t.correct() && !t.verified) ++a.unverified;
+    if (result) {
       ++a.correct;
-      solved.push_back(*t.speedup);
+      solved.push_back(*result);
     }
-    all.push_back(t.speedup.value_or(1.0));
-    opt.push_back(t.speedup);
+    all.push_back(result.value_or(1.0));
+    opt.push_back(result);
     a.candidates += t.candidates;
     a.valid += t.valid;
     a.compiled += t.compiled;

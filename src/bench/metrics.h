@@ -7,7 +7,8 @@
 //   selection bias of picking the fastest of many noisy measurements), else its stored speedup.
 //   A finished run without a verified winner, a run whose baseline failed, and a task with no run
 //   have no correct candidate. A run that has not finished yet (running, interrupted) reports its
-//   current noise-aware best, marked unverified.
+//   current noise-aware best, marked unverified; the aggregates count it as unsolved (its best was
+//   never re-verified on held-out shapes).
 // - fast_p (KernelBench): the share of ALL tasks whose result is correct and whose speedup is
 //   strictly greater than p; a task with no correct candidate counts as not fast.
 // - median / geometric mean / mean speedup: over the tasks that have a correct candidate (their
@@ -83,6 +84,7 @@ TaskResult missing_task(const std::string& task);
 struct Aggregates {
   int tasks = 0, correct = 0;                       // tasks that ran, tasks with a correct candidate
   int not_run = 0;                                  // tasks whose run failed for infrastructure
+  int unverified = 0;  // tasks whose run has not finished: their best so far counts as unsolved
   double median = 0, geomean = 0, mean = 0;         // over correct tasks
   double median_all = 0, geomean_all = 0, mean_all = 0;  // unsolved tasks count as 1.0x
   double fast_1 = 0, fast_1_5 = 0, fast_2 = 0;      // over all tasks

@@ -82,7 +82,7 @@ json BenchTable::to_json() const {
                   {"compiled_share", t.candidates ? json(double(t.compiled) / t.candidates) : json(nullptr)},
                   {"llm_calls", t.llm_calls}, {"tokens", t.tokens}, {"cost_usd", t.cost_usd}, {"fake", t.fake}});
   auto speed = [](double x) { return x > 0 ? json(x) : json(nullptr); };  // none measured: null, never 0
-  json a = {{"tasks", agg.tasks}, {"correct", agg.correct}, {"not_run", agg.not_run},
+  json a = {{"tasks", agg.tasks}, {"correct", agg.correct}, {"not_run", agg.not_run}, {"unverified", agg.unverified},
             {"median_speedup", speed(agg.median)}, {"geomean_speedup", speed(agg.geomean)},
             {"mean_speedup", speed(agg.mean)}, {"median_speedup_all", speed(agg.median_all)},
             {"geomean_speedup_all", speed(agg.geomean_all)}, {"mean_speedup_all", speed(agg.mean_all)},
@@ -218,9 +218,12 @@ std::string markdown(const BenchTable& t) {
       fmt_speedup(a.median_all), fmt_speedup(a.geomean_all), fmt_speedup(a.mean_all), fmt_pct(a.fast_1),
       fmt_pct(a.fast_1_5), fmt_pct(a.fast_2), fmt_pct(a.validity_rate), a.valid, a.candidates,
       fmt_pct(a.compile_rate), a.compiled, a.candidates, a.llm_calls, a.tokens, fmt_usd(a.cost_usd),
-      a.not_run ? fmt::format("| tasks NOT RUN (infrastructure: no GPU, baseline could not run, runner crash; "
-                              "excluded above, retried by the next kevo bench) | {} |\n", a.not_run)
-                : std::string());
+      (a.not_run ? fmt::format("| tasks NOT RUN (infrastructure: no GPU, baseline could not run, runner crash; "
+                               "excluded above, retried by the next kevo bench) | {} |\n", a.not_run)
+                 : std::string()) +
+          (a.unverified ? fmt::format("| tasks with an unverified result (run not finished; counted as unsolved "
+                                      "above, resumed by the next kevo bench) | {} |\n", a.unverified)
+                        : std::string()));
   s += fmt::format(
       "\nfast_p: share of all tasks whose held-out-verified result is more than p times faster than the "
       "baseline (no correct candidate: not fast). vs eager / vs torch.compile{}: the task's PyTorch reference{} "

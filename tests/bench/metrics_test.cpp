@@ -129,6 +129,7 @@ TEST(Metrics, AggregatesOverTasks) {
   ts[1].candidates = 10, ts[1].valid = 5, ts[1].compiled = 8, ts[1].tokens = 100, ts[1].cost_usd = 1;
   ts[2].speedup = 1.6;
   ts[2].candidates = 10, ts[2].valid = 0, ts[2].compiled = 4;
+  for (int i = 0; i < 3; ++i) ts[static_cast<size_t>(i)].verified = true;
   ts[3] = missing_task("none");  // no run at all
   auto a = aggregate(ts);
   EXPECT_EQ(a.tasks, 4);
@@ -150,6 +151,21 @@ TEST(Metrics, AggregatesOverTasks) {
   EXPECT_DOUBLE_EQ(none.geomean_all, 1);
   EXPECT_DOUBLE_EQ(none.fast_1, 0);
   EXPECT_DOUBLE_EQ(none.validity_rate, 0);
+}
+
+// An interrupted bench: a run's best so far is shown, unverified, and counts as unsolved.
+TEST(Metrics, AnUnverifiedResultIsNotSolved) {
+  std::vector<TaskResult> ts(2);
+  ts[0].speedup = 3.0;
+  ts[0].verified = true;
+  ts[1].speedup = 2.5;  // an interrupted run's best so far
+  auto a = aggregate(ts);
+  EXPECT_EQ(a.tasks, 2);
+  EXPECT_EQ(a.correct, 1);
+  EXPECT_EQ(a.unverified, 1);
+  EXPECT_DOUBLE_EQ(a.fast_2, 0.5);
+  EXPECT_DOUBLE_EQ(a.median, 3.0);
+  EXPECT_DOUBLE_EQ(a.median_all, 2.0);  // 1.0 (unsolved) and 3.0
 }
 
 TEST(Metrics, BestSoFarAndLineage) {

@@ -163,10 +163,28 @@ TEST(BenchTable, TasksNotRunAreMarkedAndLeftOutOfEveryAggregate) {
   solved.task = "ok";
   solved.status = "finished";
   solved.speedup = 2.0;
+  solved.verified = true;
   auto a = aggregate({r, solved});
   EXPECT_EQ(a.tasks, 1);
   EXPECT_DOUBLE_EQ(a.fast_1, 1.0);
   EXPECT_DOUBLE_EQ(a.median_all, 2.0);
+}
+
+// An interrupted bench: a run's best so far is listed as unverified, counted as unsolved, and the
+// table says how many such tasks there are.
+TEST(BenchTable, AnUnverifiedResultIsShownNotCounted) {
+  TaskResult verified, unfinished;
+  verified.task = "a", verified.status = "finished", verified.speedup = 3.0, verified.verified = true;
+  unfinished.task = "b", unfinished.status = "interrupted", unfinished.speedup = 2.5;
+  BenchTable t;
+  t.key = RunKey{"eoh", "m", false};
+  t.tasks = {verified, unfinished};
+  t.agg = aggregate(t.tasks);
+  EXPECT_EQ(t.agg.correct, 1);
+  std::string md = markdown(t);
+  EXPECT_NE(md.find("interrupted (unverified)"), std::string::npos) << md;
+  EXPECT_NE(md.find("tasks with an unverified result"), std::string::npos) << md;
+  EXPECT_EQ(t.to_json()["aggregates"]["unverified"], 1);
 }
 
 TEST(SuiteRunner, RunsEveryTaskResumesAndSkips) {

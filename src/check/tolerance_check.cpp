@@ -50,4 +50,14 @@ Status check_tolerance_rejects_constant(const ResolvedConfig& rc, const std::vec
   return {};
 }
 
+Status check_tolerance_at_load(const Task& task, const Config& c, Oracle& oracle, uint64_t seed) {
+  auto rc = task.resolve(c);
+  if (!rc) return rc.unexpected();
+  auto ins = generate_inputs(*rc, seed, false);
+  if (!ins) return ins.unexpected();
+  auto want = oracle.host_outputs(c, *ins);
+  if (!want) return fail("config '{}': the oracle failed: {}", c.name, want.error().message);
+  return check_tolerance_rejects_constant(*rc, *want);
+}
+
 }  // namespace kevo

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/compare.h"
+#include "check/oracle.h"
 #include "task/resolved.h"
 #include "util/result.h"
 
@@ -19,5 +20,10 @@ namespace kevo {
 // a candidate's output is (compare_output, rc.tolerance). An error (ErrorCode::kParse: the task is
 // at fault) names the config, the output and the band that let the constant through.
 Status check_tolerance_rejects_constant(const ResolvedConfig& rc, const std::vector<Expected>& want);
+
+// The check at load, for one config: its inputs drawn on the host from `seed`, the oracle's
+// outputs for them (host_outputs), then check_tolerance_rejects_constant. An oracle that fails is
+// an error too (not ErrorCode::kParse: the task's tolerance is not known to be at fault).
+Status check_tolerance_at_load(const Task& task, const Config& c, Oracle& oracle, uint64_t seed);
 
 }  // namespace kevo

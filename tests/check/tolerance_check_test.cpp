@@ -61,7 +61,35 @@ std::vector<Expected> outputs_of_scale(double scale) {
   return {Expected::of(std::move(v))};
 }
 
+// An oracle whose outputs are probabilities of a given scale, whatever the inputs.
+class ScaleOracle : public Oracle {
+ public:
+  explicit ScaleOracle(double scale) : scale_(scale) {}
+  Result<std::vector<Expected>> host_outputs(const Config&, const std::vector<HostTensor>& ins) override {
+    auto out = outputs_of_scale(scale_);
+    out.front().values.resize(static_cast<size_t>(ins.front().numel()), scale_);
+    return out;
+  }
+  Status device_outputs(const Config&, const std::vector<proto::TensorDesc>&,
+                        const std::vector<proto::TensorDesc>&) override {
+    return fail("host only");
+  }
+  bool on_device() const override { return false; }
+
+ private:
+  double scale_;
+};
+
 }  // namespace
+
+TEST(ToleranceCheck, AtLoadItAsksTheOracleForOneConfig) {
+  Task t = task_with("");
+  ScaleOracle small(1.0 / 30000), large(1.0);
+  auto s = check_tolerance_at_load(t, t.configs.front(), small, 5);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("config 'small'"), std::string::npos) << s.error().message;
+  EXPECT_TRUE(check_tolerance_at_load(t, t.configs.front(), large, 5));
+}
 
 TEST(ToleranceCheck, TheDefaultBandPassesAConstantOnSmallOutputs) {
   Task t = task_with("");

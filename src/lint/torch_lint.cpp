@@ -62,25 +62,33 @@ Result<ConfigVet> vet_configs(torch::TorchBridge& bridge, const Task& task, cons
     auto rep = lint_torch_task(bridge, task, opts);
     if (!rep) return rep.unexpected();
     Shortcuts s = shortcuts_of(*rep);
-    degenerate += s.outputs.empty() ? 0 : 1;
+    // Outputs a constant passes make every input look ignored: that config says nothing of them.
+    if (!s.outputs.empty()) {
+      ++degenerate;
+      s.ignored_inputs.clear();
+    }
     for (const auto& [k, m] : s.ignored_inputs) ++ignored_on[k];
     by_config[name] = std::move(s);
   }
+  std::vector<std::string> sound_names;  // the configs whose outputs no constant passes
+  for (const auto& name : configs)
+    if (by_config[name].outputs.empty()) sound_names.push_back(name);
+  const int sound = static_cast<int>(sound_names.size());
   // One config alone may be degenerate by its size (a subtracted constant above every value of a
   // small matmul); two or more, all of them, say the task is.
   if (configs.size() >= 2 && degenerate == configs.size())
     return fail("degenerate on every config checked ({}): {}", fmt::join(configs, ", "), by_config[configs.front()].outputs);
   ConfigVet v;
   for (const auto& [k, n] : ignored_on)
-    if (n == static_cast<int>(configs.size()))
+    if (n == sound)
       v.notes.push_back(fmt::format("{} changes the outputs on no config checked ({}): the op ignores it, or its "
                                     "effect is within the tolerance; a kernel that ignores it passes too",
-                                    k, fmt::join(configs, ", ")));
+                                    k, fmt::join(sound_names, ", ")));
   for (const auto& name : configs) {
     const Shortcuts& s = by_config[name];
     std::string why = s.outputs;
     for (const auto& [k, m] : s.ignored_inputs)
-      if (ignored_on[k] < static_cast<int>(configs.size()))
+      if (ignored_on[k] < sound)
         why += fmt::format("{}input_unused {} can be ignored here", why.empty() ? "" : "; ", k);
     if (!why.empty()) v.drop.push_back({name, why});
   }

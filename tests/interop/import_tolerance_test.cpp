@@ -117,6 +117,8 @@ TEST(ImportTolerance, TheLintVetDropsSomeConfigsAndRefusesATaskDegenerateOnAll) 
   ASSERT_TRUE(one) << one.error().message;
   ASSERT_EQ(one->drop.size(), 1u);
   EXPECT_NE(one->drop.front().why.find("tiny_band"), std::string::npos) << one->drop.front().why;
+  // Where a constant passes, every input looks ignored: that is no finding about the inputs.
+  EXPECT_TRUE(one->notes.empty()) << one->notes.front();
   auto both = vet_configs(*b, *task, two, LintOptions{});
   ASSERT_FALSE(both);
   EXPECT_NE(both.error().message.find("degenerate on every config checked"), std::string::npos)

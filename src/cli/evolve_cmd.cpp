@@ -189,7 +189,7 @@ Result<EvolveLaunch> launch_of(const EvolveArgs& a, CLI::App* cmd, const store::
   if (!a.config_file.empty()) {
     auto t = llm_toml_of(a.config_file);
     if (!t) return t.unexpected();
-    l.llm_toml = *t;
+    if (!t->empty()) l.llm_toml = *t;  // a file of [evolve] alone leaves the stored LLM settings
   }
   if (given("--verifier-model")) l.verifier_model = a.verifier_model;
   l.fake_gpu = a.fake_gpu || (resumed && evolve::run_was_fake(*resumed));

@@ -79,6 +79,26 @@ TEST(ResumeCli, AsPrintedItContinuesWithTheModelAndTheFakeEvaluator) {
   EXPECT_EQ(cands->size(), 4u);
 }
 
+// The model came from --config's [llm] table; a --config given to the resume with only [evolve]
+// leaves it in place.
+TEST(ResumeCli, ModelsFromAConfigFileComeBack) {
+  Harness h(improving_kernels());
+  const std::string db = (h.dir / "cli.db").string();
+  const fs::path llm_toml = h.dir / "llm.toml", evolve_toml = h.dir / "evolve.toml";
+  write(llm_toml, "[llm]\nmodels = [\"" + h.server.base_url() + "#m1\"]\n");
+  write(evolve_toml, "[evolve]\n");
+  auto first = kevo_run({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db, "--config", llm_toml.string(),
+                         "--strategy", "evoengineer-full", "--budget-candidates", "2", "--parallel", "1", "--quiet"},
+                        h.dir);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const size_t asked = h.server.prompts().size();
+  auto more = kevo_run({"evolve", "--resume", "1", "--db", db, "--config", evolve_toml.string(), "--budget-candidates",
+                        "4", "--quiet"},
+                       h.dir);
+  EXPECT_EQ(more.exit_code, 0) << more.out << more.err;
+  EXPECT_GE(h.server.prompts().size(), asked + 2) << more.out << more.err;
+}
+
 TEST(ResumeCli, RefusesToChangeTheEvaluator) {
   Harness h(improving_kernels());
   // A run the checker evaluated (made here: this host may have no GPU to make one).

@@ -17,6 +17,7 @@
 #include "interop/robust_kbench.h"
 #include "interop/task_compat.h"
 #include "lint/torch_lint.h"
+#include "task/resolved.h"
 #include "torch/bridge.h"
 #include "util/fs.h"
 
@@ -32,13 +33,20 @@ struct ImportArgs {
   double timeout = 600;
 };
 
-// The import's vet (interop/import.h): each config the import can afford to run on the CPU,
-// linted on its own (lint/torch_lint.h vet_configs).
+// The import's vet (interop/import.h): each config the import can afford to run on the CPU and
+// within the lint's own size limit (it runs the reference once per input and draw), linted on its
+// own (lint/torch_lint.h vet_configs). A FLOPs figure that is only a lower bound does not say
+// what a config costs (a transposed 3-D convolution), its elements do.
 Result<interop::VetResult> vet_with_lint(torch::TorchBridge& b, const Task& t) {
+  const LintOptions opts;
   std::vector<std::string> names;
-  for (const auto& c : t.configs)
-    if (interop::cpu_affordable(t, c)) names.push_back(c.name);
-  auto v = vet_configs(b, t, names, LintOptions{});
+  for (const auto& c : t.configs) {
+    auto r = t.resolve(c);
+    int64_t elements = r ? static_cast<int64_t>(r->input_numel()) : INT64_MAX;
+    for (const auto& o : r ? r->outputs : std::vector<ResolvedTensor>{}) elements += o.numel;
+    if (interop::cpu_affordable(t, c) && elements <= opts.max_elements) names.push_back(c.name);
+  }
+  auto v = vet_configs(b, t, names, opts);
   if (!v) return fail("lint: {}", v.error().message);
   interop::VetResult out;
   for (auto& d : v->drop) out.dropped.push_back({std::move(d.config), std::move(d.why)});

@@ -1,5 +1,7 @@
 #include "interop/import_tolerance.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -15,6 +17,7 @@ namespace {
 
 constexpr double kMaxBytes = 64.0 * 1024 * 1024;
 constexpr double kMaxFlops = 1e10;
+constexpr double kMaxSeconds = 20;
 // The band may be at most this fraction of an output's spread (its standard deviation): a constant,
 // or another draw's values, then differ from most elements by far more than the band, while a
 // correct kernel's rounding (~1e-7 of the spread in f32) stays far inside it.
@@ -38,6 +41,11 @@ double atol_limit(const HostTensor& t) {
   return kSpreadFraction * spread / std::max(1.0, rms);
 }
 
+double bytes_of(const Task& task, const Config& c) {
+  auto r = task.resolve(c);
+  return r ? static_cast<double>(r->input_bytes) + static_cast<double>(r->output_bytes) : 1e300;
+}
+
 // Rounded down to one significant digit, so the band written is never wider than the one derived.
 double floor_one_digit(double x) {
   const double p = std::pow(10.0, std::floor(std::log10(x)));
@@ -59,8 +67,17 @@ Result<DerivedTolerance> derive_tolerance(torch::TorchBridge& b, const Task& tas
   const DType dt = task.precision();
   std::optional<std::pair<double, std::string>> smallest;  // the smallest nonzero limit, and its config
   std::vector<std::string> skipped;
-  for (const auto& c : task.configs) {
-    if (!cpu_affordable(task, c)) {
+  // Smallest first, and no more once the reference has taken kMaxSeconds: a FLOPs figure that is
+  // only a lower bound (a transposed 3-D convolution's) does not say what a config costs.
+  std::vector<const Config*> order;
+  for (const auto& c : task.configs) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const Config* a, const Config* b) { return bytes_of(task, *a) < bytes_of(task, *b); });
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Config* cp : order) {
+    const Config& c = *cp;
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!cpu_affordable(task, c) || spent > kMaxSeconds) {
       skipped.push_back(c.name);
       continue;
     }
@@ -75,9 +92,10 @@ Result<DerivedTolerance> derive_tolerance(torch::TorchBridge& b, const Task& tas
   }
   DerivedTolerance d;
   if (!skipped.empty())
-    d.notes.push_back(fmt::format("tolerance: config(s) {} too large to run on the CPU here: their outputs are "
-                                  "taken to vary no less than the others'",
-                                  fmt::join(skipped, ", ")));
+    d.notes.push_back(fmt::format("tolerance: config(s) {} too large to run on the CPU here (over 64 MiB, 1e10 "
+                                  "FLOPs, or after {:.0f} s of others): their outputs are taken to vary no less "
+                                  "than the others'",
+                                  fmt::join(skipped, ", "), kMaxSeconds));
   const Tolerance def = task.tolerance_for(dt);
   if (!is_float(dt) || !smallest || smallest->first >= def.atol) return d;
   const double atol = floor_one_digit(smallest->first);

@@ -24,8 +24,8 @@ struct DerivedTolerance {
 // most 1e10 flops, so a level of KernelBench imports in minutes, not hours.
 bool cpu_affordable(const Task& task, const Config& c);
 
-// Runs the task's PyTorch reference on the CPU once on every affordable config (inputs drawn from
-// `seed`) and lowers the precision dtype's atol to the largest that keeps atol x max(1, rms) within
+// Runs the task's PyTorch reference on the CPU once on every affordable config, smallest first and
+// none after 20 s (inputs drawn from `seed`), and lowers the precision dtype's atol to the largest that keeps atol x max(1, rms) within
 // 1% of every output's standard deviation, when the default does not.
 Result<DerivedTolerance> derive_tolerance(torch::TorchBridge& b, const Task& task, uint64_t seed);
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "check/evaluator.h"
@@ -188,6 +190,40 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"old_fatal", Outcome::Crash, Reason::kCudaError},  // no number: not read from the text
                     Case{"hang", Outcome::Timeout, Reason::kTimeout}),
     [](const auto& i) { return i.param.behaviour; });
+
+// A batch tells its runners nothing about any other: each batch's inputs are drawn under a key of
+// its own (so the candidate cannot draw a later batch's inputs in an untimed one and bank the
+// results), the candidate's and the baseline's batch on the same call numbers share it (the same
+// inputs), and it does not follow from the seed (another evaluation with the same seed differs).
+TEST_F(FakeRunnerTiming, EveryBatchDrawsUnderAKeyOfItsOwn) {
+  const fs::path log = scratch() / "fake-runner-batches.txt";
+  std::map<uint64_t, std::set<uint64_t>> keys_by_call;  // first call -> keys its batches drew under
+  std::set<uint64_t> first_eval;
+  for (int eval = 0; eval < 2; ++eval) {
+    fs::remove(log);
+    setenv("KEVO_FAKE_RUNNER_BATCHES", log.c_str(), 1);
+    Verdict v = evaluate(task_, fake_candidate(base_, "pass", 1, 5));
+    unsetenv("KEVO_FAKE_RUNNER_BATCHES");
+    ASSERT_TRUE(v.timing) << v.to_text();
+    auto text = read_file(log);
+    ASSERT_TRUE(text);
+    std::istringstream in(*text);
+    std::map<uint64_t, std::set<uint64_t>> by_call;
+    std::string slot;
+    for (uint64_t first = 0, key = 0; in >> slot >> first >> key;) by_call[first].insert(key);
+    ASSERT_GE(by_call.size(), 4u) << *text;
+    std::set<uint64_t> keys;
+    for (const auto& [first, ks] : by_call) {
+      EXPECT_EQ(ks.size(), 1u) << "the series of one round drew under different keys: " << *text;
+      keys.insert(*ks.begin());
+    }
+    EXPECT_EQ(keys.size(), by_call.size()) << "two batches drew under one key: " << *text;
+    if (eval == 0) first_eval = keys;
+    else
+      for (uint64_t k : keys) EXPECT_EQ(first_eval.count(k), 0u) << "a key came back in another evaluation";
+  }
+  fs::remove(log);
+}
 
 // A candidate's runner that names a buffer outside the allocation it exported (as one with a slab
 // could, by any offset) gets nothing compared: the oracle's runner refuses to read it, and the

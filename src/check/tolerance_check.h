@@ -2,8 +2,9 @@
 // one constant everywhere must fail the comparison a candidate gets. With the default f32
 // tolerance (|out-ref| <= 1e-4 * max(1, rms(ref)) + 1e-4 * |ref|), outputs far below 1 (a softmax
 // over 30,000 classes, ~3e-5 each) sit inside the absolute band, and the constant of their mean
-// passes every check; a run on such a task converges on the constant. The checker refuses to time
-// such a task rather than report a speedup over a kernel nobody needs to compute.
+// passes every check; a run on such a task converges on the constant. This lets a checker refuse
+// to time such a task rather than report a speedup over a kernel nobody needs to compute (the
+// evaluator does not call it: the import's lint is what refuses such tasks today).
 #pragma once
 
 #include <vector>

@@ -581,15 +581,18 @@ void run_timing(const TimingSetup& s, Verdict& v) {
   if (!needs_retiming(one)) {
     v = std::move(one);
   } else {
-    const OutsideCheck& oc = one.timing->outside;
+    // Whose events the first session's clock disagreed with: the candidate's, or the baseline's.
+    const bool base_misread = one.reason == Reason::kTimingNoisy;
+    const OutsideCheck& oc = base_misread ? one.timing->outside_baseline : one.timing->outside;
     run_timing_session(s, v, Batching::Doubling, next);
     // A stall dropped in the first session is still the run's: the report counts every retry.
     if (v.timing) v.timing->retried_rounds += one.timing->retried_rounds;
     v.flags.push_back({Reason::kTimingRetimed,
                        fmt::format("batches of one call and {} calls read the checker's clock {} with the "
-                                   "candidate's events ({}); timed again with batches of k and 2k calls, "
+                                   "{}'s events ({}); timed again with batches of k and 2k calls, "
                                    "whose figures these are",
-                                   2 * one.timing->batch_calls, outside_verdict_name(oc.verdict), oc.detail)});
+                                   2 * one.timing->batch_calls, outside_verdict_name(oc.verdict),
+                                   base_misread ? "baseline" : "candidate", oc.detail)});
   }
   // An Inconclusive outside check is decided by evaluator.cpp, after the SOL check.
   v.work["timing_session"] += std::chrono::duration<double>(Clock::now() - t0).count();

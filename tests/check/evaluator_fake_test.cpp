@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -243,13 +244,23 @@ TEST_F(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
   auto retimed = [](const Verdict& v) {
     return std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kTimingRetimed; });
   };
+  auto floored = [](const Verdict& v) {
+    return std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kTimingFloored; });
+  };
   Verdict honest = evaluate(task_, fake_candidate(base_, "one_call_cheap", 1, 5));
   if (too_noisy(honest)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   EXPECT_EQ(honest.outcome, Outcome::Pass) << honest.to_text();
-  EXPECT_TRUE(retimed(honest)) << honest.to_text();
   ASSERT_TRUE(honest.timing);
-  EXPECT_EQ(honest.timing->small_calls, honest.timing->batch_calls) << "the figures are the k/2k session's";
-  EXPECT_NEAR(honest.timing->speedup.value, 2.0, 0.05);
+  if (retimed(honest)) {
+    EXPECT_EQ(honest.timing->small_calls, honest.timing->batch_calls) << "the figures are the k/2k session's";
+    EXPECT_NEAR(honest.timing->speedup.value, 2.0, 0.05);
+  } else {
+    // A loaded host widens the clock's margin past the 1 ms misread: the checker cannot tell it from
+    // noise, so it credits no more than its own clock allows (floored, below the events' 2.0x).
+    std::printf("NOTE: the checker's clock was too noisy to see the misread; the figure was floored\n");
+    EXPECT_TRUE(floored(honest)) << honest.to_text();
+    EXPECT_LT(honest.timing->speedup.value, 2.0) << honest.to_text();
+  }
   Verdict pass = evaluate(task_, fake_candidate(base_, "pass", 1, 5));
   if (too_noisy(pass)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
   EXPECT_EQ(pass.outcome, Outcome::Pass) << pass.to_text();

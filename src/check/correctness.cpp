@@ -11,6 +11,7 @@
 #include "check/host_data.h"
 #include "check/runner_replies.h"
 #include "check/session.h"
+#include "check/tolerance_check.h"
 #include "util/gpu_lock.h"
 
 namespace kevo {
@@ -296,6 +297,27 @@ Status compare_on_device(EvalSession& s, const ResolvedConfig& r, const std::vec
     if (!dc->outs[o].ok)
       return fail("output '{}': {}", outs[o].name, dc->outs[o].describe(outs[o].shape));
   return {};
+}
+
+bool tolerance_phase(EvalSession& s) {
+  std::optional<GpuLock> lock;
+  if (s.oracle->on_device()) {
+    auto l = share_gpu(s);
+    if (!l) return false;
+    lock.emplace(std::move(*l));
+  }
+  // A fixed draw: whether a constant passes is the task's property, the same in every evaluation.
+  constexpr uint64_t kSeed = 1;
+  Status st = s.timed("tolerance", [&] { return check_tolerance_at_load(s.task, *s.oracle, kSeed); });
+  if (st) return true;
+  if (st.error().code == ErrorCode::kParse)
+    s.v.set(Outcome::InfraError, Reason::kTask,
+            fmt::format("{}: the task's tolerance cannot tell a constant from its reference, so no speedup over it "
+                        "would mean anything: {}",
+                        s.task.dir.string(), st.error().message));
+  else
+    s.v.set(Outcome::InfraError, Reason::kOracle, st.error().message);
+  return false;
 }
 
 bool correctness_phase(EvalSession& s) {

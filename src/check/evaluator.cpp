@@ -25,6 +25,17 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+Result<proto::HelloReply> probe_gpu(const std::string& gpu) {
+  RunnerOptions ro;
+  if (!gpu.empty()) ro.env["CUDA_VISIBLE_DEVICES"] = gpu;
+  auto runner = RunnerClient::start(ro);
+  if (!runner) return runner.unexpected();
+  auto h = (*runner)->call(proto::HelloRequest{}, 60s);
+  if (h.refusal()) return fail(ErrorCode::kNoCuda, "{}", h.error().message);
+  if (!h) return h.unexpected();
+  return std::move(*h);
+}
+
 Result<DeviceCeilings> device_ceilings(bool remeasure, const std::string& known_uuid, const std::string& gpu) {
   // Measured once per device: with the device's uuid already known (a runner said hello), the
   // cached figures are read without starting another runner (a CUDA context costs ~0.2 s).
@@ -106,7 +117,7 @@ Verdict evaluate(const Task& task, const EvalOptions& opts) {
   Verdict v;
   EvalSession s(task, opts, v);
   if (!intake_phase(s) || !compile_phase(s) || opts.compile_only) return s.finish();
-  if (oracle_phase(s) && load_phase(s) && correctness_phase(s)) {
+  if (oracle_phase(s) && tolerance_phase(s) && load_phase(s) && correctness_phase(s)) {
     if (opts.time) timing_phase(s);
     if (opts.sanitize && v.outcome == Outcome::Pass) sanitize_phase(s);
     if (opts.profile && v.outcome == Outcome::Pass) profile_phase(s);

@@ -109,6 +109,9 @@ bool intake_phase(EvalSession& s);
 bool compile_phase(EvalSession& s);
 bool oracle_phase(EvalSession& s);
 bool load_phase(EvalSession& s);
+// Before any candidate draw: a task whose tolerance passes the constant of its reference's mean on
+// the smallest visible config (check/tolerance_check.h) is refused, as an error of the task.
+bool tolerance_phase(EvalSession& s);
 bool correctness_phase(EvalSession& s);
 void timing_phase(EvalSession& s);
 void sanitize_phase(EvalSession& s);

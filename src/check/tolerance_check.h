@@ -2,9 +2,8 @@
 // one constant everywhere must fail the comparison a candidate gets. With the default f32
 // tolerance (|out-ref| <= 1e-4 * max(1, rms(ref)) + 1e-4 * |ref|), outputs far below 1 (a softmax
 // over 30,000 classes, ~3e-5 each) sit inside the absolute band, and the constant of their mean
-// passes every check; a run on such a task converges on the constant. This lets a checker refuse
-// to time such a task rather than report a speedup over a kernel nobody needs to compute (the
-// evaluator does not call it: the import's lint is what refuses such tasks today).
+// passes every check; a run on such a task converges on the constant. The evaluator refuses
+// such a task (tolerance_phase) rather than report a speedup over a kernel nobody needs to compute.
 #pragma once
 
 #include <vector>
@@ -24,11 +23,18 @@ Status check_tolerance_rejects_constant(const ResolvedConfig& rc, const std::vec
 
 // An output the op itself makes constant at a config (a softmax over one column is all ones) passes
 // as its mean under any tolerance: bundled tasks hold such held-out edge configs on purpose, so
-// the check belongs on the visible configs, where the op's outputs vary.
+// the check belongs on the visible configs, where the op's outputs vary. One config may still be
+// degenerate by its draw (a 3-channel conv + batch norm + ReLU whose channels are all negative):
+// the task is refused only when a constant passes every config checked.
 //
-// The check at load, for one config: its inputs drawn on the host from `seed`, the oracle's
-// outputs for them (host_outputs), then check_tolerance_rejects_constant. An oracle that fails is
-// an error too (not ErrorCode::kParse: the task's tolerance is not known to be at fault).
-Status check_tolerance_at_load(const Task& task, const Config& c, Oracle& oracle, uint64_t seed);
+// The configs checked: the visible ones, smallest first, those up to 1M input elements (the
+// smallest always), so the CPU reference answers in well under a second.
+std::vector<const Config*> tolerance_check_configs(const Task& task);
+
+// The check at load: for each of those configs, its inputs drawn on the host from `seed`, the
+// oracle's outputs for them (host_outputs), then check_tolerance_rejects_constant, until one
+// rejects the constant. An error (ErrorCode::kParse) when none does, naming the smallest; an
+// oracle that fails is an error too (not kParse: the task's tolerance is not known to be at fault).
+Status check_tolerance_at_load(const Task& task, Oracle& oracle, uint64_t seed);
 
 }  // namespace kevo

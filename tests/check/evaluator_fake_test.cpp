@@ -359,6 +359,35 @@ TEST_F(FakeRunnerFaults, ARunnerKilledMidCallLeavesTheNextCandidateUnaffected) {
   }
 }
 
+// A task whose outputs lie inside its own absolute band (scale2 on inputs of 1e-6) is refused before
+// the candidate's runner loads anything: the constant of the reference's mean would pass it. The
+// same task with a tolerance scaled to its outputs evaluates as before.
+TEST_F(FakeRunnerFaults, ATaskWhoseTolerancePassesAConstantIsRefused) {
+  const fs::path dir = scratch() / "tiny_scale2";
+  fs::create_directories(dir);
+  for (const char* f : {"baseline.cu", "reference.cpp"}) fs::copy_file(kDir / "scale2" / f, dir / f);
+  auto toml = read_file(kDir / "scale2" / "task.toml");
+  ASSERT_TRUE(toml);
+  std::string text = *toml;
+  const std::string shape = "shape = [\"N\"]\n";
+  text.insert(text.find(shape) + shape.size(), "init = { dist = \"normal\", std = 1e-6 }\n");
+  for (const std::string tolerance : {"", "\n[tolerance]\nf32 = { atol = 1e-9, rtol = 1e-4 }\n"}) {
+    std::ofstream(dir / "task.toml") << text << tolerance;
+    auto task = load_task(dir);
+    ASSERT_TRUE(task) << task.error().message;
+    Verdict v = evaluate(*task, fake_candidate(base_, "pass", 1, 3));
+    if (tolerance.empty()) {
+      EXPECT_EQ(v.outcome, Outcome::InfraError) << v.to_text();
+      EXPECT_EQ(v.reason, Reason::kTask) << v.to_text();
+      EXPECT_THAT(v.message, HasSubstr("config 'tiny': output 'y' passes as the constant")) << v.to_text();
+      EXPECT_EQ(v.work.count("candidate"), 0u) << "nothing of the candidate ran\n" << v.to_text();
+    } else if (!too_noisy(v)) {
+      EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // Latency: once the device's ceilings are cached, an eval starts exactly two runner processes (the
 // candidate's and the oracle's); reading the ceilings must not cost a third CUDA context.
 TEST(FakeRunnerLatency, TwoRunnersPerEvalOnceTheDeviceIsKnown) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -82,13 +83,43 @@ class ScaleOracle : public Oracle {
 
 }  // namespace
 
-TEST(ToleranceCheck, AtLoadItAsksTheOracleForOneConfig) {
+TEST(ToleranceCheck, AtLoadItAsksTheOracleForTheVisibleConfigsSmallestFirst) {
   Task t = task_with("");
+  auto configs = tolerance_check_configs(t);
+  ASSERT_EQ(configs.size(), 3u);  // the held-out one is not checked
+  EXPECT_EQ(configs[0]->name, "tiny");
+  EXPECT_EQ(configs[1]->name, "ragged");
+  EXPECT_EQ(configs[2]->name, "small");
   ScaleOracle small(1.0 / 30000), large(1.0);
-  auto s = check_tolerance_at_load(t, t.configs.front(), small, 5);
+  auto s = check_tolerance_at_load(t, small, 5);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("config 'small'"), std::string::npos) << s.error().message;
-  EXPECT_TRUE(check_tolerance_at_load(t, t.configs.front(), large, 5));
+  EXPECT_NE(s.error().message.find("config 'tiny'"), std::string::npos) << s.error().message;
+  EXPECT_EQ(s.error().code, ErrorCode::kParse);
+  EXPECT_TRUE(check_tolerance_at_load(t, large, 5));
+}
+
+// One config whose draw makes it degenerate does not refuse the task: a later one that rejects the
+// constant is enough.
+TEST(ToleranceCheck, OneDegenerateConfigIsNotTheTasks) {
+  Task t = task_with("");
+  class FirstConstant : public Oracle {
+   public:
+    Result<std::vector<Expected>> host_outputs(const Config& c, const std::vector<HostTensor>& ins) override {
+      ++calls;
+      auto out = outputs_of_scale(1.0);
+      out.front().values.resize(static_cast<size_t>(ins.front().numel()), 1.0);
+      if (c.name == "tiny") std::fill(out.front().values.begin(), out.front().values.end(), 0.0);
+      return out;
+    }
+    Status device_outputs(const Config&, const std::vector<proto::TensorDesc>&,
+                          const std::vector<proto::TensorDesc>&) override {
+      return fail("host only");
+    }
+    bool on_device() const override { return false; }
+    int calls = 0;
+  } oracle;
+  EXPECT_TRUE(check_tolerance_at_load(t, oracle, 5));
+  EXPECT_EQ(oracle.calls, 2) << "it stops at the first config that rejects the constant";
 }
 
 TEST(ToleranceCheck, TheDefaultBandPassesAConstantOnSmallOutputs) {

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <set>
 
+#include "check/oracle.h"
+#include "check/tolerance_check.h"
 #include "lint/lint.h"
 #include "lint/suite.h"
 #include "util/subprocess.h"
@@ -221,6 +223,21 @@ TEST_P(BundledTask, IsNotDegenerate) {
   LintReport r = lint_dir(kTasks / GetParam(), o);
   EXPECT_TRUE(r.ok()) << format_report(r);
   if (r.count(Severity::Warn)) std::printf("%s", format_report(r).c_str());
+}
+
+// The evaluator's check at load (check/tolerance_check.h) on the configs it picks, with the CPU
+// reference as the oracle: no bundled task is refused by it (the GPU run checks the same with the
+// baselines as oracles).
+TEST_P(BundledTask, ToleranceRejectsAConstantAtLoad) {
+  REQUIRE_GXX();
+  auto task = load_task(kTasks / GetParam());
+  ASSERT_TRUE(task) << task.error().message;
+  ASSERT_FALSE(tolerance_check_configs(*task).empty());
+  auto ref = CpuReference::compile(*task);
+  ASSERT_TRUE(ref) << ref.error().message;
+  auto oracle = make_cpu_oracle(*task, std::move(*ref));
+  auto st = check_tolerance_at_load(*task, *oracle, 1);  // the evaluator's draw
+  EXPECT_TRUE(st) << st.error().message;
 }
 
 std::vector<std::string> task_params() {

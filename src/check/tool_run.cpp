@@ -27,7 +27,16 @@ Result<ToolRun> run_under_tool(EvalSession& s, const Config& config, uint64_t se
                       r.error().message);
   auto& rc = *r;
   ToolRun out;
-  auto loaded = rc->call(proto::LoadRequest{"cand", s.cand_so->so_path.string()}, timeouts.load);
+  // Confined before the candidate's code runs, as far as the tool lets it be (proto::ConfineRequest):
+  // never as root, where it could reach every other process (a root runner that cannot give it up
+  // refuses, runner/confine.h).
+  auto c = rc->call(proto::ConfineRequest{s.cand_so->so_path.string(), 0, true}, timeouts.load);
+  if (!c) {
+    out.ran = fail("cannot confine the runner under the tool: {}", c.error().message);
+    out.tail = rc->finish(timeouts.finish);
+    return out;
+  }
+  auto loaded = rc->call(proto::LoadRequest{"cand", s.cand_so->so_path.string(), true}, timeouts.load);
   // The tool's report is read whenever the runner answered, whatever it answered (a refusal too).
   out.ran = loaded.answered() ? Status{} : loaded.unexpected();
   if (loaded.answered()) {

@@ -145,8 +145,12 @@ struct ConfineRequest {
   using Reply = ConfineReply;
   std::string path;
   uint64_t reserve_bytes = 0;
+  // A tool (compute-sanitizer, Nsight Compute) watches this runner through sockets and files of its
+  // own: the identity is given up and the process made undumpable, but neither Landlock nor the
+  // seccomp filter is applied (the tool's injected library would fail under them).
+  bool under_tool = false;
 };
-KEVO_PROTO_REQUEST(ConfineRequest, path, reserve_bytes)
+KEVO_PROTO_REQUEST(ConfineRequest, path, reserve_bytes, under_tool)
 
 // load: dlopen `path` into `slot`. An untrusted library is the one `confine` read (the request
 // must name the same path; refused without a confine): the runner loads its copy in memory, not

@@ -114,6 +114,7 @@ proto::Isolation confine_process(const ConfineOptions& o) {
     iso.error = std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno);
     return iso;
   }
+  if (o.identity_only) return iso;
   add_landlock(iso);
   SandboxStatus st = install_candidate_filter();
   iso.seccomp = st.installed;

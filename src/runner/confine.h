@@ -27,6 +27,7 @@ void make_undumpable();
 
 struct ConfineOptions {
   bool drop_identity = true;  // false only where the caller has no other identity to use (tests)
+  bool identity_only = false;  // a tool's runner: identity, undumpable, no new privileges; no filters
 };
 
 // Applies every layer this machine offers to the calling process (identity for every thread,

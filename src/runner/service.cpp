@@ -147,7 +147,7 @@ Result<proto::ConfineReply> RunnerService::confine(const proto::ConfineRequest& 
   // KEVO_RUNNER_KEEP_ROOT=1: a machine where root cannot give up its identity and keep the GPU
   // (the verdict says the candidate ran as root).
   const bool keep_root = std::getenv("KEVO_RUNNER_KEEP_ROOT") != nullptr;
-  rep.isolation = confine_process({.drop_identity = !keep_root});
+  rep.isolation = confine_process({.drop_identity = !keep_root, .identity_only = req.under_tool});
   guard::seal();
   confined_ = geteuid() != 0 || keep_root;  // root that could not give up its identity loads nothing
   if (!confined_) return fail("the candidate's runner could not give up root: {}", rep.isolation.error);
@@ -157,8 +157,7 @@ Result<proto::ConfineReply> RunnerService::confine(const proto::ConfineRequest& 
 Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   init();
   proto::LoadReply rep;
-  // A candidate's library only into a confined process, and only the bytes confine read. A tool
-  // run (check/tool_run) loads a candidate unconfined but into the candidate's slot.
+  // A candidate's library only into a confined process, and only the bytes confine read.
   if (req.untrusted && (!confined_ || req.path != library_path_))
     return fail("an untrusted library is loaded only after confine, of the same path");
   if (req.untrusted || req.slot == "cand") {

@@ -95,12 +95,14 @@ constexpr NamedReach kReaches[] = {{"open the trusted runner's request pipe", op
 
 // Runs every reach in a child (confined first, or not); bit i of the result: reach i succeeded.
 // 255: the confinement itself failed.
-int reaches_in_child(const Targets& t, bool confine) {
+enum class Confined { kNo, kFully, kUnderTool };
+int reaches_in_child(const Targets& t, Confined how) {
   pid_t pid = fork();
   if (pid == 0) {
-    if (confine) {
-      proto::Isolation iso = runner::confine_process();
-      if (!iso.seccomp || (getuid() == 0)) _exit(255);
+    if (how != Confined::kNo) {
+      const bool tool = how == Confined::kUnderTool;
+      proto::Isolation iso = runner::confine_process({.identity_only = tool});
+      if (iso.seccomp == tool || (tool && iso.landlock_abi != 0) || getuid() == 0) _exit(255);
     }
     int bits = 0;
     for (size_t i = 0; i < std::size(kReaches); ++i)
@@ -143,13 +145,18 @@ TEST(Confine, ACandidateReachesNoOtherProcessFileOrSocket) {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
   const int all = (1 << std::size(kReaches)) - 1;
-  EXPECT_EQ(reaches_in_child(t, false), all) << "unconfined, the probe must reach everything: "
-                                             << describe(reaches_in_child(t, false));
-  const int confined = reaches_in_child(t, true);
+  EXPECT_EQ(reaches_in_child(t, Confined::kNo), all) << "unconfined, the probe must reach everything: "
+                                                     << describe(reaches_in_child(t, Confined::kNo));
+  const int confined = reaches_in_child(t, Confined::kFully);
   ASSERT_NE(confined, 255) << "the confinement could not be set up here";
   // Without Landlock, /proc/<pid>/cmdline stays world-readable (no secrets are passed there).
   const int allowed = runner::landlock_abi_version() > 0 ? 0 : 1 << 2;
   EXPECT_EQ(confined & ~allowed, 0) << "a confined candidate could still: " << describe(confined);
+  // Under a tool (compute-sanitizer, ncu: no Landlock, no filter) the identity alone still keeps it
+  // from every process, socket and file above; only the command line stays readable.
+  const int under_tool = reaches_in_child(t, Confined::kUnderTool);
+  ASSERT_NE(under_tool, 255) << "the tool's confinement could not be set up here";
+  EXPECT_EQ(under_tool & ~(1 << 2), 0) << "a candidate under a tool could still: " << describe(under_tool);
   prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   kill_and_reap(trusted->child);
   trusted->close_fds();

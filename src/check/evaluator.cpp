@@ -563,6 +563,8 @@ void timing_phase(EvalSession& s) {
   ts.budget_s = s.opts.time_budget_s;
   ts.target_rel_ci = s.opts.target_rel_ci;
   ts.stop_below = s.opts.timing_stop_below;
+  // The run's figure holds for the kind of GPU it was measured on only (a worker's may differ).
+  if (s.opts.baseline_gpu.empty() || s.opts.baseline_gpu == s.hello.name) ts.baseline_expected_ms = s.opts.baseline_ms;
   ts.call_timeout = s.opts.call_timeout;
   if (!ts.has_baseline && s.dev_data)
     ts.validate_last = [&s, &rc](const std::vector<proto::TensorDesc>& ins, const std::vector<proto::TensorDesc>& outs,

@@ -37,6 +37,12 @@ struct EvalOptions {
   // speedup is clearly below this; a search passes its best so far. 0: every session runs to the
   // stopping rule's precision.
   double timing_stop_below = 0;
+  // The baseline's figure on the main config as the run measured it at its start (its median call,
+  // ms) and the GPU it was measured on (HelloReply::name); 0: none. A session whose baseline runs
+  // over 15% slower on the same kind of GPU has its speedup credited against this figure instead
+  // (kBaselineSlowed): whatever slowed the baseline's batches, the candidate gains nothing by it.
+  double baseline_ms = 0;
+  std::string baseline_gpu;
   // After kevo's timing session, with its processes gone, also time the task's PyTorch side on the
   // same inputs (torch_reference eager and torch.compile, and its torch_baseline extension) through
   // the bridge: Timing::pytorch, or Timing::pytorch_note when this machine cannot (no torch, no
@@ -74,6 +80,10 @@ Verdict evaluate(const Task& task, const EvalOptions& opts);
 // torch::time_torch_main's, without them crossing the host. Its errors are time_torch's.
 Result<torch::TimeResult> time_torch_lent(const Task& task, uint64_t seed,
                                             const torch::TorchTimingOptions& opts = {});
+
+// Whether `gpu` (CUDA_VISIBLE_DEVICES, as EvalOptions::gpu; empty: the default) can run kernels: one
+// kevo-runner started for it and asked hello. ErrorCode::kNoCuda when the runner says it has none.
+Result<proto::HelloReply> probe_gpu(const std::string& gpu);
 
 // The device's ceilings, measured once and cached per device (used by eval and doctor).
 // gpu: CUDA_VISIBLE_DEVICES for the runner that measures (EvalOptions::gpu); empty: the default.

@@ -71,6 +71,7 @@ std::string_view to_string(Reason r) {
     case Reason::kTimingRetimed: return "timing_retimed";
     case Reason::kTimingRaced: return "timing_raced";
     case Reason::kTimingUnconfirmed: return "timing_unconfirmed";
+    case Reason::kBaselineSlowed: return "baseline_slowed";
     case Reason::kSandboxUnavailable: return "sandbox_unavailable";
     case Reason::kSolUnavailable: return "sol_unavailable";
     case Reason::kDuplicate: return "duplicate";

@@ -84,6 +84,7 @@ enum class Reason {
   kTimingRetimed,
   kTimingRaced,
   kTimingUnconfirmed,
+  kBaselineSlowed,
   kSandboxUnavailable,
   kSolUnavailable,
   // candidates the engine stores without evaluating them

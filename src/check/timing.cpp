@@ -114,6 +114,7 @@ class TimingRun {
   bool check_last_output(uint64_t last_call);
   void check_trusted_starts();
   void finish();
+  void credit_against_expected(Timing& t);
   std::vector<double> floored_to_outside(std::vector<double> call_ms, const OutsideCheck& oc);
 
   const TimingSetup& s_;
@@ -498,6 +499,25 @@ std::vector<double> TimingRun::floored_to_outside(std::vector<double> call_ms, c
   return call_ms;
 }
 
+// A baseline slower than the run measured it at its start is not the candidate's gain: whatever
+// held its batches back (a candidate's leftover work, a throttled clock), the speedup is credited
+// against the run's figure, never above what this session measured.
+void TimingRun::credit_against_expected(Timing& t) {
+  constexpr double kBaselineSlowedMargin = 0.15;
+  const double expected = s_.baseline_expected_ms, measured = t.baseline.median;
+  if (!(expected > 0) || !(measured > expected * (1 + kBaselineSlowedMargin)) || !(t.speedup.value > 1.0)) return;
+  const double f = expected / measured;
+  v_.flags.push_back({Reason::kBaselineSlowed,
+                      fmt::format("{}: the baseline ran {:.4f} ms per call in this session, {:.4f} ms when the run "
+                                  "measured it (+{:.0f}%); the speedup is credited against the run's figure: "
+                                  "{:.3f}x, not {:.3f}x",
+                                  where_, measured, expected, 100 * (measured / expected - 1), t.speedup.value * f,
+                                  t.speedup.value)});
+  t.speedup.value *= f;
+  t.speedup.lo *= f;
+  t.speedup.hi *= f;
+}
+
 void TimingRun::finish() {
   const Series& cand = series_.front();
   const Series& around = series_.back();
@@ -530,6 +550,7 @@ void TimingRun::finish() {
     t.speedup = median_ratio(base.call_ms, cand_ms);
     t.outside_baseline = check_outside(mean(base.call_ms), fit_slope(base.walls), fit_slope(around.walls));
   }
+  if (t.has_baseline) credit_against_expected(t);
   if (oc.verdict == OutsideVerdict::Forged)
     v_.set(Outcome::Unsafe, Reason::kTimingForged,
            fmt::format("{}: the candidate's process reports faster calls than the checker's clock measured: {}",

@@ -52,6 +52,10 @@ struct TimingSetup {
   // (the run's best, where a search has one) and the checker's clock agrees with the candidate's
   // events; 0: never (every session reaches the stopping rule's precision).
   double stop_below = 0;
+  // The run's own figure for the baseline on this config and kind of GPU (EvalOptions::baseline_ms);
+  // 0: none. A session's baseline median over it by more than kBaselineSlowedMargin is credited
+  // against it instead.
+  double baseline_expected_ms = 0;
   std::chrono::milliseconds call_timeout{20000};
   // Without a baseline: validates the candidate's last timed output (its inputs' descriptors and
   // the output buffers' IPC handles) against the oracle; empty: not validated (flagged).

@@ -83,7 +83,8 @@ json eval_options_json(const EvalOptions& o) {
             {"seeds", o.seeds}, {"arch", o.arch}, {"call_timeout_ms", o.call_timeout.count()},
             {"time_budget_s", o.time_budget_s}, {"target_rel_ci", o.target_rel_ci}, {"torch_time", o.torch_time},
             {"torch_device", o.torch_device}, {"device_data", o.device_data}, {"profile", o.profile},
-            {"profile_timeout_s", o.profile_timeout.count()}, {"timing_stop_below", o.timing_stop_below}};
+            {"profile_timeout_s", o.profile_timeout.count()}, {"timing_stop_below", o.timing_stop_below},
+            {"baseline_ms", o.baseline_ms}, {"baseline_gpu", o.baseline_gpu}};
   if (o.seed) j["seed"] = *o.seed;
   return j;
 }
@@ -107,6 +108,8 @@ Result<EvalOptions> eval_options_from(const json& j) {
   o.device_data = f.get("device_data", o.device_data);
   o.profile = f.get("profile", o.profile);
   o.timing_stop_below = f.get("timing_stop_below", o.timing_stop_below);
+  o.baseline_ms = f.get("baseline_ms", o.baseline_ms);
+  o.baseline_gpu = f.get("baseline_gpu", o.baseline_gpu);
   o.profile_timeout = std::chrono::seconds(f.get("profile_timeout_s", int64_t{o.profile_timeout.count()}));
   if (j.is_object() && j.contains("seed")) o.seed = f.get("seed", uint64_t{0});
   KEVO_TRY(f.status());
@@ -114,6 +117,8 @@ Result<EvalOptions> eval_options_from(const json& j) {
   if (!(o.time_budget_s > 0 && o.time_budget_s <= 3600)) return fail("job options: time_budget_s is out of range");
   if (!(o.timing_stop_below >= 0 && o.timing_stop_below <= 1e6))
     return fail("job options: timing_stop_below {} is out of range (0 to 1e6)", o.timing_stop_below);
+  if (!(o.baseline_ms >= 0 && o.baseline_ms <= 3.6e6))
+    return fail("job options: baseline_ms {} is out of range (0 to 3.6e6)", o.baseline_ms);
   if (o.profile_timeout.count() < 1 || o.profile_timeout.count() > 600)
     return fail("job options: profile_timeout_s {} is out of range (1 to 600)", o.profile_timeout.count());
   return o;

@@ -273,6 +273,39 @@ TEST_F(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
   EXPECT_TRUE(retimed(forged)) << forged.to_text();
 }
 
+// A baseline that runs slower than the run measured it (here: 20 ms a call against the run's 10 ms)
+// gives the candidate nothing: the 2x is credited against the run's figure (1x) and flagged. The
+// run's figure holds only on the kind of GPU it was measured on; a slower baseline with a speedup
+// below 1 is not the candidate's gain either way.
+TEST_F(FakeRunnerTiming, ASlowedBaselineIsCreditedAgainstTheRunsFigure) {
+  auto slowed = [](const Verdict& v) {
+    return std::any_of(v.flags.begin(), v.flags.end(), [](const Flag& f) { return f.reason == Reason::kBaselineSlowed; });
+  };
+  EvalOptions o = fake_candidate(base_, "pass", 1, 5);
+  o.baseline_ms = 10.0;
+  o.baseline_gpu = "Fake GPU";
+  Verdict v = evaluate(task_, o);
+  if (too_noisy(v)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  EXPECT_EQ(v.outcome, Outcome::Pass) << v.to_text();
+  ASSERT_TRUE(v.timing);
+  EXPECT_TRUE(slowed(v)) << v.to_text();
+  EXPECT_NEAR(v.timing->speedup.value, 1.0, 0.03) << v.to_text();
+  EXPECT_LE(v.timing->speedup.lo, v.timing->speedup.value);
+  EXPECT_THAT(v.to_text(), HasSubstr("baseline_slowed"));
+  o.baseline_gpu = "Another GPU";  // measured elsewhere: this session's own baseline decides
+  Verdict other = evaluate(task_, o);
+  if (too_noisy(other)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_TRUE(other.timing);
+  EXPECT_FALSE(slowed(other)) << other.to_text();
+  EXPECT_NEAR(other.timing->speedup.value, 2.0, 0.05);
+  o.baseline_gpu = "Fake GPU";
+  o.baseline_ms = 19.0;  // within 15% of the session's 20 ms: noise, not a slowed baseline
+  Verdict near = evaluate(task_, o);
+  if (too_noisy(near)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";
+  ASSERT_TRUE(near.timing);
+  EXPECT_FALSE(slowed(near)) << near.to_text();
+}
+
 // A batch that stalls (40 ms over its size's median) is not fitted: its round is timed again, and
 // the session still ends at its minimum rounds with the stall in none of the figures.
 TEST_F(FakeRunnerTiming, AStalledRoundIsTimedAgain) {

@@ -213,6 +213,8 @@ TEST(EvalQueue, AWorkerRefusesAJobForAnotherKindOfEvaluator) {
   EXPECT_EQ((*d)->verdict.outcome, Outcome::InfraError);
   EXPECT_EQ((*d)->verdict.reason, Reason::kWorkerKind);
   EXPECT_NE((*d)->verdict.message.find("fake-worker"), std::string::npos) << (*d)->verdict.message;
+  // The coordinator's side names the worker of any infrastructure error, whatever the worker wrote.
+  EXPECT_EQ((*d)->verdict.message.rfind("on worker fake-worker: ", 0), 0u) << (*d)->verdict.message;
 }
 
 TEST(JobPayload, ATaskTravelsAsBlobsAndUnsafePathsAreRefused) {
@@ -239,6 +241,8 @@ TEST(JobPayload, ATaskTravelsAsBlobsAndUnsafePathsAreRefused) {
   o.profile = true;  // a worker profiles what the coordinator asked it to
   o.profile_timeout = std::chrono::seconds(12);
   o.timing_stop_below = 1.25;  // a worker races as the coordinator's search asked
+  o.baseline_ms = 3.5;        // and credits against the run's baseline figure on that GPU
+  o.baseline_gpu = "NVIDIA H200";
   auto back = eval_options_from(eval_options_json(o));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->seed, std::optional<uint64_t>(42));
@@ -246,6 +250,8 @@ TEST(JobPayload, ATaskTravelsAsBlobsAndUnsafePathsAreRefused) {
   EXPECT_TRUE(back->profile);
   EXPECT_EQ(back->profile_timeout.count(), 12);
   EXPECT_EQ(back->timing_stop_below, 1.25);
+  EXPECT_EQ(back->baseline_ms, 3.5);
+  EXPECT_EQ(back->baseline_gpu, "NVIDIA H200");
   EXPECT_FALSE(eval_options_from(eval_options_json(EvalOptions{}))->profile);
   auto j = eval_options_json(o);
   j["profile_timeout_s"] = 0;

@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
 # Measures every function definition under a source tree with universal-ctags (its `end:` field)
-# and prints those longer than a limit, longest first, as "LINES path:first-line name".
+# and prints those longer than a limit, longest first, as "LINES path:first-line name". With
+# --classes it measures class, struct and union definitions instead (default limit 250).
 #
-#   scripts/function-lengths.sh [--max N] [--allowlist FILE] [DIR...]     (default: --max 150 src)
+#   scripts/function-lengths.sh [--classes] [--max N] [--allowlist FILE] [DIR...]
+#                                                        (default: --max 150 src; --classes: 250)
 #
-# Exit status: 0 nothing over the limit (or only allowlisted functions), 1 a function over the limit
-# that is not on the allowlist, or an allowlist entry that is no longer over it (shrink the list),
+# Exit status: 0 nothing over the limit (or only allowlisted ones), 1 one over the limit that is
+# not on the allowlist, or an allowlist entry that is no longer over it (shrink the list),
 # 2 bad arguments, 77 universal-ctags missing (CTest reads 77 as "skipped").
 # Allowlist lines are "path name" as printed (e.g. "src/task/task.cpp kevo::parse_task"); '#' starts
 # a comment. Names are qualified by namespace and class; anonymous namespaces are left out, so a
 # name does not change when the compiler's hash for them does.
 set -euo pipefail
-max=150
+max=""
 allow=""
+what=functions
 dirs=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --classes) what=classes; shift ;;
     --max) max="${2:?--max needs a number}"; shift 2 ;;
     --allowlist) allow="${2:?--allowlist needs a file}"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "function-lengths: unknown option $1" >&2; exit 2 ;;
     *) dirs+=("$1"); shift ;;
   esac
 done
 [ ${#dirs[@]} -gt 0 ] || dirs=(src)
+if [ "$what" = classes ]; then
+  # CUDA's parser has no class kind: its structs and unions are measured.
+  kinds=(--kinds-C++=csu --kinds-CUDA=su); max="${max:-250}"
+else
+  kinds=(--kinds-C++=f --kinds-CUDA=f); max="${max:-150}"
+fi
 case "$max" in ''|*[!0-9]*) echo "function-lengths: --max wants a number" >&2; exit 2 ;; esac
 [ -z "$allow" ] || [ -f "$allow" ] || { echo "function-lengths: no allowlist $allow" >&2; exit 2; }
 
@@ -36,8 +46,8 @@ done
 [ -n "$ctags" ] || { echo "function-lengths: universal-ctags not found (apt-get install universal-ctags)" >&2; exit 77; }
 
 tab=$'\t'
-# Function definitions only (kind f) in C++ and CUDA files; headers are C++ here, not C.
-measured="$("$ctags" -R --languages=C++,CUDA --langmap=C++:+.h --kinds-C++=f --kinds-CUDA=f \
+# Definitions of the kinds measured in C++ and CUDA files; headers are C++ here, not C.
+measured="$("$ctags" -R --languages=C++,CUDA --langmap=C++:+.h "${kinds[@]}" \
   --fields=+ne -x --_xformat="%F${tab}%n${tab}%{end}${tab}%{scope}${tab}%N" "${dirs[@]}" |
   awk -F'\t' -v max="$max" '
     $3 ~ /^[0-9]+$/ {
@@ -70,5 +80,5 @@ if [ -n "$allow" ]; then
     fi
   done < "$allow"
 fi
-[ "$status" = 0 ] || echo "function-lengths: functions over $max lines must be split (see CONTRIBUTING.md)" >&2
+[ "$status" = 0 ] || echo "function-lengths: $what over $max lines must be split (see CONTRIBUTING.md)" >&2
 exit "$status"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The checks in scripts/ can fail: function-lengths.sh, check-layers.sh and tmp-hygiene.sh run on
-# small trees made in a temporary folder (removed on exit), with and without the faults they catch.
+# The checks in scripts/ can fail: function-lengths.sh (functions and classes), check-layers.sh and
+# tmp-hygiene.sh run on small trees made in a temporary folder (removed on exit), with and without
+# the faults they catch.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 t="$(mktemp -d)"; trap 'rm -rf "$t"' EXIT
@@ -27,6 +28,21 @@ expect 0 "allowlisted" "$fl" --max 5 --allowlist "$t/allow" src
 expect 1 "stale allowlist entry" "$fl" --max 6 --allowlist "$t/allow" src
 expect 1 "anonymous namespace left out of the name" "$fl" --max 2 --allowlist "$t/allow" src
 grep -q ' short_one$' "$t/out" || { echo "FAIL: anonymous name"; cat "$t/out"; fail=1; }
+
+# function-lengths.sh --classes: a 5-line class and a 3-line struct, no functions.
+mkdir -p "$t/cl/src/a"
+printf 'namespace kevo {\nclass Big {\n public:\n  int a = 1;\n  int b = 2;\n};\nstruct Small {\n  int x;\n};\n}\n' > "$t/cl/src/a/c.h"
+cd "$t/cl"
+expect 0 "no class over 250 lines (the default)" "$fl" --classes src
+expect 1 "a class over 4 lines" "$fl" --classes --max 4 src
+grep -q '^5 src/a/c.h:2 kevo::Big$' "$t/out" || { echo "FAIL: class report line"; cat "$t/out"; fail=1; }
+expect 1 "a struct over 2 lines" "$fl" --classes --max 2 src
+grep -q '^3 src/a/c.h:7 kevo::Small$' "$t/out" || { echo "FAIL: struct report line"; cat "$t/out"; fail=1; }
+echo 'src/a/c.h kevo::Big' > "$t/allow-classes"
+expect 1 "a struct beside an allowlisted class" "$fl" --classes --max 2 --allowlist "$t/allow-classes" src
+expect 0 "class allowlisted" "$fl" --classes --max 4 --allowlist "$t/allow-classes" src
+expect 1 "stale class allowlist entry" "$fl" --classes --max 5 --allowlist "$t/allow-classes" src
+expect 0 "classes are not functions" "$fl" --max 1 src
 
 # check-layers.sh: util (0) <- task (1); an upward include, a sideways link, an unlisted folder.
 r="$t/ly"; mkdir -p "$r/docs" "$r/src/util" "$r/src/task"

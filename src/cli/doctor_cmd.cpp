@@ -112,7 +112,9 @@ void isolation_line(const std::filesystem::path& runner) {
 }
 
 void register_doctor(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("doctor", "Report what this machine offers (GPU, compilers, ceilings, Python, LLM keys)");
+  auto* cmd = app.add_subcommand("doctor", "Report what this machine offers (GPU, compilers, ceilings, Python, LLM keys).\n"
+                                 "Exit codes: 0 a usable GPU (and the --db database, if given, opens), 1 no usable GPU "
+                                 "or the database does not open.");
   auto remeasure = std::make_shared<bool>(false);
   cmd->add_flag("--remeasure", *remeasure, "Measure the device ceilings again instead of using the cache");
   auto db = std::make_shared<std::string>();

@@ -41,6 +41,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
+    // `kevo frobnicate --help` names no command: the root's help with rc 0 would say it does.
+    if (auto msg = kevo::cli::unknown_command_message(app, std::vector<std::string>(argv + 1, argv + argc))) {
+      std::fprintf(stderr, "%s\n", msg->c_str());
+      return kevo::cli::usage_error_code(app);
+    }
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::vector<std::string> args(argv + 1, argv + argc);

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "check/evaluator.h"
 #include "cli/commands.h"
 #include "evolve/eval_pool.h"
 #include "evolve/marker_evaluator.h"
@@ -61,9 +64,18 @@ int run_worker_cmd(const WorkerArgs& a) {
     if (!db) return worker_fail(db.error().message);
     where = (*db)->where();
   }
+  // A worker without a usable GPU would take jobs only to fail each one: it does not start.
+  const std::string host = evolve::worker_host_id();
+  for (const std::string& gpu : *gpus) {
+    if (a.fake_gpu) break;
+    if (auto h = probe_gpu(gpu); !h)
+      return worker_fail(fmt::format("{}/{}: no usable GPU ({}); it would fail every job it took (--fake-gpu: a test "
+                                     "worker with the marker evaluator)",
+                                     host, gpu.empty() ? "gpu" : "gpu" + gpu, h.error().message),
+                         3);
+  }
   auto prev_term = std::signal(SIGTERM, on_worker_signal);
   auto prev_int = std::signal(SIGINT, on_worker_signal);
-  const std::string host = evolve::worker_host_id();
   std::vector<Result<evolve::WorkerStats>> results(gpus->size(), fail("not run"));
   std::vector<std::thread> threads;
   for (size_t i = 0; i < gpus->size(); ++i) {
@@ -93,7 +105,11 @@ int run_worker_cmd(const WorkerArgs& a) {
 }  // namespace
 
 void register_worker(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("worker", "Evaluate jobs from a run database's queue on this host's GPUs");
+  auto* cmd = app.add_subcommand(
+      "worker",
+      "Evaluate jobs from a run database's queue on this host's GPUs.\n"
+      "Exit codes: 0 stopped (a signal, --idle-exit, --max-jobs), 2 bad arguments or a database that does not "
+      "open,\n3 no usable GPU (checked before any job is taken) or the database lost for good.");
   auto a = std::make_shared<WorkerArgs>();
   cmd->add_option("--db", a->db, "Run database: postgresql://... URL (many hosts) or a SQLite file (this host)")
       ->envname("KEVO_DB");

@@ -132,6 +132,9 @@ class QueuePool final : public EvalPool {
         d.verdict = std::move(res->verdict);
         d.busy_s = res->busy_s;
       }
+      // The machine's failure, not the candidate's: say whose, so the coordinator's log names it.
+      if (d.verdict.outcome == Outcome::InfraError && !row.worker.empty())
+        d.verdict.message = fmt::format("on worker {}: {}", row.worker, d.verdict.message);
       ready_.push_back(std::move(d));
     }
     return {};

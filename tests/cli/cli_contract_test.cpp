@@ -120,6 +120,16 @@ TEST(CliContract, UnknownCommandNamesTheClosest) {
   auto t = kevo_run({"task", "lnt", "gelu"});  // ("lnit" is as far from list as from lint)
   EXPECT_EQ(t.exit_code, 21) << t.err;
   EXPECT_NE(t.err.find("kevo task: unknown command 'lnt' (did you mean 'lint'?)"), std::string::npos) << t.err;
+  // Asking for the help of a command that does not exist is the same usage error, not the root's help.
+  auto h = kevo_run({"frobnicate", "--help"});
+  EXPECT_EQ(h.exit_code, 2) << h.out << h.err;
+  EXPECT_NE(h.err.find("kevo: unknown command 'frobnicate'"), std::string::npos) << h.err;
+  EXPECT_EQ(h.out.find("Usage"), std::string::npos) << h.out;
+  auto th = kevo_run({"task", "lnt", "--help"});
+  EXPECT_EQ(th.exit_code, 21) << th.err;
+  EXPECT_NE(th.err.find("did you mean 'lint'?"), std::string::npos) << th.err;
+  auto ok = kevo_run({"eval", "--help"});  // a real command's help is still a success
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
   // An option's value is not taken for a command.
   auto b = kevo_run({"bench", "--suite", "quick", "--no-such-flag"});
   EXPECT_EQ(b.exit_code, 2) << b.err;
@@ -179,6 +189,9 @@ TEST(CliContract, DoctorTableStaysATable) {
     ++rows;
   }
   EXPECT_GE(rows, 4) << r.out;
+  auto help = kevo_run({"doctor", "--help"});  // the 1 it exits with on a GPU-less host is documented
+  EXPECT_NE(help.out.find("Exit codes: 0 a usable GPU"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("1 no usable GPU"), std::string::npos) << help.out;
   if (find_program("nvcc")) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  nvcc +ok +release [0-9]+\\.[0-9]+"))) << r.out;
   }

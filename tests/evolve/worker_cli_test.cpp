@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "check/evaluator.h"
 #include "harness.h"
 #include "support/pg_server.h"
 #include "util/fs.h"
@@ -163,4 +164,37 @@ TEST(WorkerCli, BadArgumentsAreNamed) {
   auto no_server = run({"--db", "postgresql:///kevo?host=/nonexistent-dir&user=nobody", "--fake-gpu"});
   EXPECT_EQ(no_server.exit_code, 2);
   EXPECT_NE(no_server.err.find("kevo worker:"), std::string::npos) << no_server.err;
+}
+
+// A worker on a host without a usable GPU says so and exits 3 before it takes any job: a queued job
+// stays queued for a worker that can run it.
+TEST(WorkerCli, AWorkerWithoutAUsableGpuTakesNoJob) {
+  if (!fs::exists(kKevoBin)) GTEST_SKIP() << "no kevo binary at " << kKevoBin;
+  if (probe_gpu("")) GTEST_SKIP() << "this host has a usable GPU";
+  auto home = kevo::test::temp_dir_until_exit("kevo-worker-nogpu");
+  const std::string db_path = (home / "q.db").string();
+  int64_t run_id = 0;
+  {
+    auto db = store::RunDb::open(db_path);
+    ASSERT_TRUE(db) << db.error().message;
+    store::RunRow row;
+    row.task = "gelu";
+    auto id = (*db)->create_run(row);
+    ASSERT_TRUE(id) << id.error().message;
+    run_id = *id;
+    ASSERT_TRUE((*db)->enqueue(run_id, 1, "{}"));
+  }
+  auto r = run_process({.argv = {kKevoBin.string(), "worker", "--db", db_path, "--idle-exit", "1"},
+                        .env_add = {{"HOME", home.string()}, {"KEVO_DB", ""}},
+                        .timeout = std::chrono::seconds(120)});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 3) << r->err;
+  EXPECT_NE(r->err.find("no usable GPU"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("/gpu"), std::string::npos) << "the worker names itself: " << r->err;
+  auto db = store::RunDb::open(db_path);
+  ASSERT_TRUE(db);
+  auto jobs = (*db)->jobs(run_id);
+  ASSERT_TRUE(jobs);
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(jobs->front().state, store::JobState::kQueued) << "the job was taken";
 }

@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/metrics.h"
+#include "results/metrics.h"
+#include "results/run_baseline.h"
 #include "torch/torch_timing.h"
 
 namespace kevo::bench {
@@ -26,8 +27,8 @@ void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64
     return;
   }
   if (run->status != store::RunStatus::kFinished && run->status != store::RunStatus::kFailed) return;
-  json base = json::parse(run->baseline_json.empty() ? "{}" : run->baseline_json, nullptr, false);
-  if (!base.is_object() || baseline_outcome(base) != Outcome::Pass || base.contains("pytorch")) return;
+  results::RunBaseline base = results::baseline_from_text(run->baseline_json);
+  if (!base.recorded || !base.passed() || !base.pytorch.is_null()) return;
   auto r = s.time_torch(task);
   if (!r && torch::torch_unavailable(r.error())) {
     off = true;
@@ -35,15 +36,15 @@ void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64
     return;
   }
   if (r) {
-    base["pytorch"] = torch::pytorch_json(*r);
+    base.pytorch = torch::pytorch_json(*r);
     ++out.torch_timed;
     log(fmt::format("{}: PyTorch timed: {}{}", head, torch::pytorch_times(*r, 0),
                     r->device_name.empty() ? "" : " on " + r->device_name));
   } else {
-    base["pytorch"] = {{"skipped", first_line(r.error().message)}};
+    base.pytorch = json{{"skipped", first_line(r.error().message)}};
     log(fmt::format("{}: PyTorch timing failed: {}", head, first_line(r.error().message)));
   }
-  run->baseline_json = base.dump();
+  run->baseline_json = base.to_json().dump();
   if (auto st = db.update_run(*run); !st) log(fmt::format("{}: cannot record the PyTorch times: {}", head, st.error().message));
 }
 
@@ -59,10 +60,10 @@ const char* to_string(Action a) {
 }
 
 std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::vector<std::string>& tasks,
-                           const RunKey& key) {
+                           const results::RunKey& key) {
   std::map<std::string, const store::RunRow*> latest;
   for (const auto& r : runs) {
-    if (!(key_of(r) == key)) continue;
+    if (!(results::key_of(r) == key)) continue;
     auto& slot = latest[r.task];
     if (!slot || r.id > slot->id) slot = &r;
   }
@@ -74,23 +75,23 @@ std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::ve
       bool done = r.status == store::RunStatus::kFinished || r.status == store::RunStatus::kFailed;
       p.action = done ? Action::kSkip : Action::kResume;
       p.run_id = r.id;
-      if (infra_failure(r)) p.action = Action::kStart;  // measured nothing: a new run, the old one kept
+      if (results::infra_failure(r)) p.action = Action::kStart;  // measured nothing: a new run, the old one kept
     }
     out.push_back(p);
   }
   return out;
 }
 
-RunKey key_for(const evolve::EngineOptions& opts, const llm::LlmClient* llm, bool fake_evaluator) {
+results::RunKey key_for(const evolve::EngineOptions& opts, const llm::LlmClient* llm, bool fake_evaluator) {
   // Mirrors Engine::start: the strategy is recorded as offline-tuning when no model is configured.
-  return RunKey{llm ? opts.strategy.name : "offline-tuning", llm ? llm->name() : "", fake_evaluator};
+  return results::RunKey{llm ? opts.strategy.name : "offline-tuning", llm ? llm->name() : "", fake_evaluator};
 }
 
 Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
   if (!s.evaluator || !s.cancel || !s.load_task) return fail("run_bench: evaluator, cancel and load_task are required");
   auto runs = db.list_runs();
   if (!runs) return runs.unexpected();
-  RunKey key = key_for(s.options, s.llm, s.evaluator->is_fake());
+  results::RunKey key = key_for(s.options, s.llm, s.evaluator->is_fake());
   auto items = plan(*runs, s.tasks, key);
   BenchOutcome out;
   std::function<void(const std::string&)> log = [&](const std::string& line) {
@@ -154,7 +155,7 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
       out.interrupted = true;
       break;
     }
-    if (auto row = db.get_run(r->run_id); row && infra_failure(*row)) {
+    if (auto row = db.get_run(r->run_id); row && results::infra_failure(*row)) {
       out.errors.push_back(fmt::format("{}: not run (run {}: {}{}); the next kevo bench retries it", it.task,
                                        r->run_id, r->stop_reason, row->note.empty() ? "" : ": " + first_line(row->note)));
       continue;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/table.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
+#include "results/table.h"
 #include "torch/time_result.h"
 
 namespace kevo::bench {
@@ -26,10 +26,10 @@ struct PlanItem {
 
 // What to do per task, from the runs already in the database (pure; for tests).
 std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::vector<std::string>& tasks,
-                           const RunKey& key);
+                           const results::RunKey& key);
 
 // The key the engine will record for runs made with these settings.
-RunKey key_for(const evolve::EngineOptions& opts, const llm::LlmClient* llm, bool fake_evaluator);
+results::RunKey key_for(const evolve::EngineOptions& opts, const llm::LlmClient* llm, bool fake_evaluator);
 
 struct BenchSetup {
   std::vector<std::string> tasks;

@@ -10,16 +10,17 @@
 #include <vector>
 
 #include "bench/suite_runner.h"
-#include "bench/table.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
 #include "evolve/marker_evaluator.h"
+#include "evolve/task_context.h"
 #include "lint/suite.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
 #include "report/report.h"
+#include "results/table.h"
 #include "torch/torch_timing.h"
 #include "util/fs.h"
 
@@ -162,12 +163,12 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   if (shown) std::fprintf(stderr, "\n");
   if (!out) return bench_fail(out.error().message, 3);
 
-  bench::RunKey key = bench::key_for(opts, ensemble.get(), evaluator->is_fake());
-  auto table = bench::load_table(**db, key, &*tasks, a.suite);
+  results::RunKey key = bench::key_for(opts, ensemble.get(), evaluator->is_fake());
+  auto table = results::load_table(**db, key, &*tasks, a.suite);
   if (!table) return bench_fail(table.error().message, 3);
-  std::printf("%s", bench::markdown(*table).c_str());
+  std::printf("%s", results::markdown(*table).c_str());
   if (!a.out.empty()) {
-    if (auto st = bench::write_outputs({*table}, a.out); !st) return bench_fail(st.error().message, 3);
+    if (auto st = results::write_outputs({*table}, a.out); !st) return bench_fail(st.error().message, 3);
     std::fprintf(stderr, "kevo bench: wrote %s/bench.md, bench.csv, bench.json\n", a.out.c_str());
   }
   std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done), PyTorch timed for %d\n",
@@ -181,25 +182,25 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
 }
 
 int table_cmd(const std::vector<std::string>& sources, const std::string& out_dir, const std::string& format) {
-  std::vector<bench::BenchTable> ts;
+  std::vector<results::BenchTable> ts;
   for (const auto& s : sources) {
-    auto t = bench::load_tables(s);
+    auto t = results::load_tables(s);
     if (!t) {
       std::fprintf(stderr, "kevo bench table: %s\n", t.error().message.c_str());
       return 2;
     }
     for (auto& x : *t) ts.push_back(std::move(x));
   }
-  if (format == "csv") std::printf("%s", bench::compare_csv(ts).c_str());
+  if (format == "csv") std::printf("%s", results::compare_csv(ts).c_str());
   else if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& t : ts) arr.push_back(t.to_json());
     std::printf("%s\n", nlohmann::json{{"kevo_bench", 1}, {"tables", arr}}.dump(2).c_str());
   } else {
-    std::printf("%s", bench::compare_markdown(ts).c_str());
+    std::printf("%s", results::compare_markdown(ts).c_str());
   }
   if (!out_dir.empty()) {
-    if (auto st = bench::write_outputs(ts, out_dir); !st) {
+    if (auto st = results::write_outputs(ts, out_dir); !st) {
       std::fprintf(stderr, "kevo bench table: %s\n", st.error().message.c_str());
       return 2;
     }
@@ -208,7 +209,8 @@ int table_cmd(const std::vector<std::string>& sources, const std::string& out_di
 }
 
 int report_cmd(const std::vector<std::string>& sources, const std::string& out, const std::string& title) {
-  auto data = report::load_report_data(sources);
+  auto advise = [](const std::string& verdict) { return evolve::profile_advice(verdict).diagnosis; };
+  auto data = report::load_report_data(sources, advise);
   if (!data) {
     std::fprintf(stderr, "kevo report: %s\n", data.error().message.c_str());
     return 2;

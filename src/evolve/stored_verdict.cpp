@@ -1,5 +1,7 @@
 #include "evolve/stored_verdict.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "compile/cache.h"
@@ -41,6 +43,46 @@ store::CandidateRow candidate_row(const Verdict& v, const std::string& source) {
   for (const auto& fl : v.flags) flags.push_back({{"reason", fl.reason_text()}, {"detail", fl.detail}});
   c.flags_json = flags.dump();
   return c;
+}
+
+results::RunBaseline stored_baseline(const Verdict& v, bool fake) {
+  results::RunBaseline b;
+  b.recorded = true;
+  b.outcome = stored_outcome(v.outcome);
+  b.reason = v.reason_text();
+  b.message = v.message;
+  b.fake_evaluator = fake;
+  if (v.device) b.gpu = v.device->name;
+  if (v.compile) b.arch = v.compile->arch_used;
+  if (v.timing) {
+    b.time_ms = v.timing->candidate.median;
+    b.sol_floor_ms = v.timing->floor.floor_ms;
+    b.sol_bound = v.timing->floor.bound ? v.timing->floor.bound : "";
+  }
+  if (v.profile) b.profile = v.profile->to_json();
+  // Which configs were checked against the reference and which only against the baseline itself
+  // (over the host budget): a reader of a reused record sees what "verified" meant.
+  for (const auto& c : v.configs)
+    b.configs.emplace_back(c.config, c.against == CheckedAgainst::kConsistency ? results::Against::kConsistency
+                                                                                : results::Against::kOracle);
+  std::sort(b.configs.begin(), b.configs.end());
+  return b;
+}
+
+Verdict baseline_verdict(const results::RunBaseline& b) {
+  Verdict v;
+  if (!b.gpu.empty()) v.device = DeviceCeilings{.name = b.gpu};
+  if (!b.arch.empty()) v.compile = CompileResult{.ok = true, .arch_used = b.arch};
+  if (b.time_ms) {
+    Timing t;
+    t.candidate.median = *b.time_ms;
+    t.floor.floor_ms = b.sol_floor_ms;
+    t.floor.bound = b.sol_bound == "compute" ? "compute" : "memory";
+    v.timing = t;
+  }
+  if (!b.profile.is_null())
+    if (auto p = profile_from_json(b.profile)) v.profile = std::move(*p);
+  return v;
 }
 
 }  // namespace kevo

@@ -23,7 +23,7 @@ std::string best_so_far_chart(const std::string& task, const std::vector<store::
 std::string distribution_chart(const std::vector<TableData>& data);
 // Compile and validity rate bars per table (only each table's key and aggregates are read).
 std::string rates_chart(const std::vector<TableData>& data);
-// A lineage chain, winner first (bench::lineage), drawn baseline -> ... -> winner.
+// A lineage chain, winner first (results::lineage), drawn baseline -> ... -> winner.
 std::string lineage_svg(const std::vector<const store::CandidateRow*>& chain);
 // A side-by-side line diff table of baseline -> winner, headed "baseline" and "winner #ID".
 std::string diff_table(const std::string& baseline, const std::string& winner, int64_t winner_id);

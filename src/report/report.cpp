@@ -6,19 +6,18 @@
 
 #include <fmt/format.h>
 
-#include "bench/metrics.h"
-#include "evolve/task_context.h"
 #include "report/charts.h"
 #include "report/html.h"
+#include "results/metrics.h"
 #include "util/fs.h"
 
 namespace kevo::report {
 
 namespace {
 
-using bench::fmt_pct;
-using bench::fmt_speedup;
-using bench::fmt_usd;
+using results::fmt_pct;
+using results::fmt_speedup;
+using results::fmt_usd;
 
 const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 const char* color(size_t i) { return kPalette[i % (sizeof kPalette / sizeof kPalette[0])]; }
@@ -54,7 +53,7 @@ const char* stylesheet() { return kStyle; }
 std::string best_so_far_chart(const std::string& task, const std::vector<store::CandidateRow>& cands,
                               const std::optional<double>& result) {
   const double W = 280, H = 170, L = 40, R = 10, T = 22, B = 28;
-  auto curve = bench::best_so_far(cands);
+  auto curve = results::best_so_far(cands);
   double ymax = 1.2;
   for (double v : curve) ymax = std::max(ymax, v);
   for (const auto& c : cands)
@@ -246,7 +245,7 @@ std::string summary_table(const std::vector<TableData>& data) {
   return s + "</table>";
 }
 
-std::string task_table(const bench::BenchTable& t) {
+std::string task_table(const results::BenchTable& t) {
   std::string s =
       "<table><tr><th>task</th><th>run</th><th>status</th><th>baseline ms</th><th>best ms</th><th>speedup</th>"
       "<th>vs eager</th><th>vs torch.compile</th><th>SOL</th><th>candidates</th><th>valid</th><th>compiled</th><th>tokens</th><th>cost</th></tr>";
@@ -256,8 +255,8 @@ std::string task_table(const bench::BenchTable& t) {
         "<tr><td>{}</td><td class=num>{}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td>"
         "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>"
         "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
-        escape(r.task), r.run_id ? std::to_string(r.run_id) : "-", escape(status), bench::fmt_ms(r.baseline_ms),
-        r.best_ms ? bench::fmt_ms(*r.best_ms) : "-", fmt_speedup(r.speedup),
+        escape(r.task), r.run_id ? std::to_string(r.run_id) : "-", escape(status), results::fmt_ms(r.baseline_ms),
+        r.best_ms ? results::fmt_ms(*r.best_ms) : "-", fmt_speedup(r.speedup),
         r.speedup_vs_eager ? fmt_speedup(r.speedup_vs_eager) : "n/a",
         r.speedup_vs_compile ? fmt_speedup(r.speedup_vs_compile) : "n/a", r.sol_fraction ? fmt_pct(*r.sol_fraction) : "-",
         r.candidates, r.candidates ? fmt_pct(double(r.valid) / r.candidates) : "-",
@@ -290,10 +289,11 @@ std::string verifier_tables(const TableData& d) {
   return h;
 }
 
-Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& db_or_runs) {
+Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& db_or_runs,
+                                                const ProfileAdvisor& advise) {
   std::vector<TableData> out;
   for (const auto& arg : db_or_runs) {
-    auto tables = bench::load_tables(arg);
+    auto tables = results::load_tables(arg);
     if (!tables) return tables.unexpected();
     for (auto& t : *tables) {
       TableData d;
@@ -310,7 +310,9 @@ Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& 
         d.baseline_source[r.run_id] = src ? *src : std::string();
         auto ev = (*db)->events(r.run_id);
         if (!ev) return ev.unexpected();
-        if (auto m = evolve::verifier_matrix(*ev, d.candidates[r.run_id]); m.calls > 0) d.verifier[r.run_id] = m;
+        if (auto m = results::verifier_matrix(*ev, d.candidates[r.run_id]); m.calls > 0) d.verifier[r.run_id] = m;
+        for (const auto& c : d.candidates[r.run_id])
+          if (advise && c.id == r.best_candidate) d.winner_profile[r.run_id] = advise(c.verdict_json);
       }
       d.table = std::move(t);
       out.push_back(std::move(d));
@@ -358,14 +360,14 @@ std::string render_html(const std::vector<TableData>& data, const std::string& t
     for (const auto& r : t.tasks) {
       if (!r.best_candidate) continue;
       const auto& cands = d.candidates.at(r.run_id);
-      auto chain = bench::lineage(cands, r.best_candidate);
+      auto chain = results::lineage(cands, r.best_candidate);
       if (chain.empty()) continue;
       h += fmt::format("<details><summary><b>{}</b>: #{} {} {}</summary>\n", escape(r.task), r.best_candidate,
                        fmt_speedup(r.speedup), r.verified ? "(verified on held-out shapes)" : "(unverified)");
       h += "<div class=scroll>" + lineage_svg(chain) + "</div>\n";
       if (!chain.front()->rationale.empty()) h += "<p>idea: " + escape(chain.front()->rationale) + "</p>\n";
-      if (auto a = evolve::profile_advice(chain.front()->verdict_json); !a.diagnosis.empty())
-        h += "<p>profile (Nsight Compute, advice only): " + escape(a.diagnosis) + "</p>\n";
+      if (auto a = d.winner_profile.find(r.run_id); a != d.winner_profile.end() && !a->second.empty())
+        h += "<p>profile (Nsight Compute, advice only): " + escape(a->second) + "</p>\n";
       const auto& base = d.baseline_source.count(r.run_id) ? d.baseline_source.at(r.run_id) : std::string();
       if (base.empty()) h += "<p class=muted>the baseline source was not found (task directory moved?)</p>\n";
       h += diff_table(base, chain.front()->source, r.best_candidate);

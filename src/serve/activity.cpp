@@ -25,7 +25,7 @@ std::map<std::string, std::vector<double>> activity_rows(const RunData& d) {
     if (!j.worker.empty() && j.finished_at > 0) rows[j.worker].push_back(j.finished_at);
   if (!rows.empty()) return rows;
   for (size_t i = 0; i < d.candidates.size(); ++i)
-    if (!d.facts[i].device.empty()) rows[d.facts[i].device].push_back(d.candidates[i].created_at);
+    if (!d.figures[i].device.empty()) rows[d.figures[i].device].push_back(d.candidates[i].created_at);
   return rows;
 }
 
@@ -58,7 +58,7 @@ json gpus_json(const RunData& d, double now) {
   struct G { std::string uuid; int64_t n = 0, passed = 0; double busy = 0, last = 0; };
   std::map<std::string, G> by;
   for (size_t i = 0; i < d.candidates.size(); ++i) {
-    const auto& f = d.facts[i];
+    const auto& f = d.figures[i];
     if (f.device.empty() && f.device_uuid.empty()) continue;
     G& g = by[f.device + "\x1f" + f.device_uuid];
     g.uuid = f.device_uuid;

@@ -4,9 +4,10 @@
 #include <filesystem>
 #include <map>
 
-#include "bench/metrics.h"
-#include "bench/table.h"
-#include "serve/json_fields.h"
+#include "results/metrics.h"
+#include "results/stored_json.h"
+#include "results/table.h"
+#include "results/verdict_view.h"
 #include "serve/run_summary.h"
 #include "util/fs.h"
 
@@ -16,12 +17,12 @@ using nlohmann::json;
 
 namespace {
 
-json candidate_summary(const store::CandidateRow& c, const CandidateFacts& f) {
+json candidate_summary(const store::CandidateRow& c, const results::CandidateFigures& f) {
   return {{"id", c.id}, {"seq", c.seq}, {"op", c.op}, {"parents", c.parents}, {"model", c.model},
           {"name", c.name}, {"outcome", to_string(c.outcome)}, {"reason", c.reason}, {"message", c.message},
           {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}}, {"time_ms", c.time_ms},
           {"accepted", c.accepted}, {"generation", c.generation}, {"island", c.island},
-          {"compiled", bench::compiled(c)}, {"device", f.device},
+          {"compiled", f.compiled}, {"device", f.device},
           {"eval_s", f.eval_s}, {"sol_fraction", f.sol_fraction}, {"created_at", c.created_at}};
 }
 
@@ -53,30 +54,30 @@ struct OutcomeFilter {
 };
 
 // The campaign: per strategy/model, the latest run of each task and bench's aggregates over them.
-json campaign_json(const std::vector<std::pair<store::RunRow, bench::TaskResult>>& runs) {
-  std::vector<bench::RunKey> keys;
-  std::map<std::pair<size_t, std::string>, const bench::TaskResult*> latest;  // (key, task) -> result
+json campaign_json(const std::vector<std::pair<store::RunRow, results::TaskResult>>& runs) {
+  std::vector<results::RunKey> keys;
+  std::map<std::pair<size_t, std::string>, const results::TaskResult*> latest;  // (key, task) -> result
   for (const auto& [row, r] : runs) {
-    auto k = bench::key_of(row);
+    auto k = results::key_of(row);
     size_t ki = std::find(keys.begin(), keys.end(), k) - keys.begin();
     if (ki == keys.size()) keys.push_back(k);
     latest[{ki, row.task}] = &r;  // runs come in id order: the last one wins
   }
   json out = json::array();
   for (size_t ki = 0; ki < keys.size(); ++ki) {
-    std::vector<bench::TaskResult> tasks;
+    std::vector<results::TaskResult> tasks;
     for (const auto& [key, r] : latest)
       if (key.first == ki) tasks.push_back(*r);
-    const auto a = bench::aggregate(tasks);
+    const auto a = results::aggregate(tasks);
     out.push_back({{"label", keys[ki].label()}, {"strategy", keys[ki].strategy}, {"llm", keys[ki].llm},
                    {"fake", keys[ki].fake}, {"tasks", a.tasks}, {"correct", a.correct}, {"not_run", a.not_run},
                    {"median", a.median}, {"geomean", a.geomean}, {"fast_1", a.fast_1},
                    {"validity", a.validity_rate}, {"compile", a.compile_rate}, {"candidates", a.candidates},
                    {"llm_calls", a.llm_calls}, {"tokens", a.tokens}, {"cost_usd", a.cost_usd},
                    {"display",
-                    {{"median", bench::fmt_speedup(a.median)}, {"geomean", bench::fmt_speedup(a.geomean)},
-                     {"fast_1", bench::fmt_pct(a.fast_1)}, {"validity", bench::fmt_pct(a.validity_rate)},
-                     {"compile", bench::fmt_pct(a.compile_rate)}, {"cost", bench::fmt_usd(a.cost_usd)}}}});
+                    {{"median", results::fmt_speedup(a.median)}, {"geomean", results::fmt_speedup(a.geomean)},
+                     {"fast_1", results::fmt_pct(a.fast_1)}, {"validity", results::fmt_pct(a.validity_rate)},
+                     {"compile", results::fmt_pct(a.compile_rate)}, {"cost", results::fmt_usd(a.cost_usd)}}}});
   }
   return out;
 }
@@ -92,24 +93,24 @@ const char* op_name(report::DiffOp op) {
 
 // The verdict's timing in a few named figures: the candidate's median and its 95% interval, the
 // baseline's, the speedup and its interval, the speed-of-light fraction.
-json timing_json(const json& verdict) {
-  const json& t = field(verdict, "timing");
-  if (!t.is_object()) return nullptr;
-  const json& cand = field(t, "candidate");
-  const json& ci = field(cand, "median_ci_ms");
-  const json& sp = field(t, "speedup");
-  return {{"config", str_field(t, "config")},
-          {"time_ms", num_field(cand, "median_ms")},
-          {"time_ci_ms", ci.is_array() ? ci : json(nullptr)},
-          {"samples", num_field(cand, "n")},
-          {"cv", num_field(cand, "cv")},
-          {"baseline_ms", num_field(field(t, "baseline"), "median_ms")},
-          {"speedup", num_field(sp, "value")},
-          {"speedup_ci", field(sp, "ci95").is_array() ? field(sp, "ci95") : json(nullptr)},
-          {"sol_fraction", num_field(t, "sol_fraction")},
-          {"floor_ms", num_field(t, "floor_ms")},
-          {"bound", str_field(t, "bound")},
-          {"outside_clock", field(t, "outside_clock")}};
+json timing_json(const results::VerdictView& v) {
+  if (!v.timing) return nullptr;
+  const results::TimingView& t = *v.timing;
+  auto interval = [](const std::optional<std::pair<double, double>>& ci) {
+    return ci ? json::array({ci->first, ci->second}) : json(nullptr);
+  };
+  return {{"config", t.config},
+          {"time_ms", t.candidate.median_ms},
+          {"time_ci_ms", interval(t.candidate.median_ci_ms)},
+          {"samples", t.candidate.n},
+          {"cv", t.candidate.cv},
+          {"baseline_ms", t.baseline ? t.baseline->median_ms : 0.0},
+          {"speedup", t.speedup},
+          {"speedup_ci", interval(t.speedup_ci95)},
+          {"sol_fraction", t.sol_fraction},
+          {"floor_ms", t.floor_ms},
+          {"bound", t.bound},
+          {"outside_clock", t.outside_clock}};
 }
 
 }  // namespace
@@ -118,7 +119,7 @@ Result<json> runs_doc(RunCache& cache, double now) {
   auto rows = cache.db().list_runs();
   if (!rows) return rows.unexpected();
   json runs = json::array();
-  std::vector<std::pair<store::RunRow, bench::TaskResult>> results;
+  std::vector<std::pair<store::RunRow, results::TaskResult>> results;
   for (const auto& row : *rows) {
     KEVO_TRY(cache.with_run(row.id, [&](const RunData& d) {
       runs.push_back(run_brief(d, now));
@@ -137,7 +138,7 @@ json candidates_doc(const RunData& d, const ListQuery& q) {
   if (q.newest_first) std::reverse(picked.begin(), picked.end());
   json list = json::array();
   for (size_t k = size_t(std::max<int64_t>(q.offset, 0)); k < picked.size() && int64_t(list.size()) < q.limit; ++k)
-    list.push_back(candidate_summary(d.candidates[picked[k]], d.facts[picked[k]]));
+    list.push_back(candidate_summary(d.candidates[picked[k]], d.figures[picked[k]]));
   return {{"run", d.run.id}, {"total", picked.size()}, {"offset", q.offset}, {"limit", q.limit},
           {"order", q.newest_first ? "desc" : "asc"}, {"outcome", q.outcome}, {"candidates", list}};
 }
@@ -159,7 +160,8 @@ Result<json> events_doc(store::RunDb& db, int64_t run_id, int64_t after, int64_t
 
 json CandidateDoc::to_json() const {
   const auto& c = row;
-  json verdict = parse_object(c.verdict_json);
+  const json verdict = results::parse_object(c.verdict_json);
+  const results::VerdictView view = results::verdict_view(verdict);
   json flags = json::parse(c.flags_json, nullptr, false);
   if (flags.is_discarded()) flags = json::array();
   json lines = json::array();
@@ -175,9 +177,9 @@ json CandidateDoc::to_json() const {
           {"message", c.message}, {"speedup", c.speedup}, {"speedup_ci", {c.speedup_lo, c.speedup_hi}},
           {"time_ms", c.time_ms}, {"accepted", c.accepted}, {"created_at", c.created_at},
           {"source", c.source}, {"prompt", c.prompt}, {"answer", c.answer},
-          {"compile", parse_object(c.compile_json)}, {"features", parse_object(c.features_json)},
+          {"compile", results::parse_object(c.compile_json)}, {"features", results::parse_object(c.features_json)},
           {"flags", flags},
-          {"verdict", verdict}, {"configs", field(verdict, "configs")}, {"timing", timing_json(verdict)},
+          {"verdict", verdict}, {"configs", results::member(verdict, "configs")}, {"timing", timing_json(view)},
           {"diff", {{"against", parent_label}, {"added", added}, {"removed", removed}, {"lines", lines}}}};
 }
 

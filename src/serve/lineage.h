@@ -19,7 +19,7 @@ inline constexpr size_t kMaxLineageNodes = 400;
 inline constexpr size_t kChainInSummary = 50;
 inline constexpr size_t kChainDrawn = 30;
 
-// The candidate and its first parents back to the baseline, candidate first (bench::lineage's
+// The candidate and its first parents back to the baseline, candidate first (results::lineage's
 // order, through the run's index).
 std::vector<const store::CandidateRow*> chain_of(const RunData& d, int64_t candidate);
 // [{id, seq, op, outcome, speedup, name, parents}] of the first `max` of chain_of.

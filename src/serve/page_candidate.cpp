@@ -2,12 +2,12 @@
 // name, rationale) and from the checker (messages, diagnostics) is escaped text.
 #include <fmt/format.h>
 
-#include "bench/table.h"
 #include "report/charts.h"
+#include "results/run_config.h"
+#include "results/stored_json.h"
+#include "results/table.h"
 #include "serve/html_parts.h"
-#include "serve/json_fields.h"
 #include "serve/pages.h"
-#include "util/json_fields.h"
 
 namespace kevo::serve {
 
@@ -53,7 +53,7 @@ std::string configs_table(const json& configs) {
 std::string verdict_section(const json& j) {
   const json& v = j["verdict"];
   std::string s = "<h2 id=\"verdict\">Verdict</h2>\n";
-  const bool passed = outcome_field(j) == store::CandidateOutcome::kPass;
+  const bool passed = store::candidate_outcome_or_unknown(results::text(j, "outcome")) == store::CandidateOutcome::kPass;
   s += fmt::format("<p class=\"verdict {}\"><b>{}</b>{} {}</p>\n", passed ? "ok" : "bad",
                    esc(j.value("outcome", "")), j.value("reason", "").empty() ? "" : " [" + esc(j.value("reason", "")) + "]",
                    esc(j.value("message", "")));
@@ -93,7 +93,7 @@ std::string timing_section(const json& j) {
   rows += kv_row("baseline", fmt::format("{:.4g} ms", t.value("baseline_ms", 0.0)));
   rows += kv_row("speedup", fmt::format("{:.3f}x", t.value("speedup", 0.0)) + interval(t["speedup_ci"], "x"));
   rows += kv_row("speed of light", t.value("floor_ms", 0.0) > 0
-                                       ? fmt::format("{} (floor {:.4g} ms, {} bound)", bench::fmt_pct(t.value("sol_fraction", 0.0)),
+                                       ? fmt::format("{} (floor {:.4g} ms, {} bound)", results::fmt_pct(t.value("sol_fraction", 0.0)),
                                                      t.value("floor_ms", 0.0), esc(t.value("bound", "")))
                                        : "-");
   const json& oc = t["outside_clock"];
@@ -129,7 +129,7 @@ std::string candidate_page(const RunData& d, const CandidateDoc& doc) {
   const json j = doc.to_json();
   std::string s = fmt::format("<h1>candidate #{} &middot; run {} &middot; {}</h1>\n", c.id, d.run.id, esc(d.run.task));
   // A fake run's verdicts say nothing about a kernel: said on every page that shows one.
-  if (field_or(json::parse(d.run.config_json, nullptr, false), "fake_evaluator", false))
+  if (results::config_from_text(d.run.config_json).fake_evaluator)
     s += "<p class=fake>FAKE GPU: this verdict came from the marker evaluator (<code>// fake:</code> comments), not "
          "from running the kernel. It proves nothing about it.</p>\n";
   s += meta_section(doc) + verdict_section(j) + timing_section(j) + source_section(doc);

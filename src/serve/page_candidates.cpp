@@ -1,8 +1,8 @@
 // GET /runs/ID/candidates: a page of candidate summaries, newest first, with paging links.
 #include <fmt/format.h>
 
+#include "results/stored_json.h"
 #include "serve/html_parts.h"
-#include "serve/json_fields.h"
 #include "serve/pages.h"
 
 namespace kevo::serve {
@@ -17,7 +17,7 @@ std::string candidate_rows_html(int64_t run, const json& list) {
   for (const auto& c : list) {
     std::string outcome = c.value("outcome", "");
     if (!c.value("reason", "").empty()) outcome += " [" + c.value("reason", "") + "]";
-    const bool passed = outcome_field(c) == store::CandidateOutcome::kPass;
+    const bool passed = store::candidate_outcome_or_unknown(results::text(c, "outcome")) == store::CandidateOutcome::kPass;
     std::string speedup = passed ? fmt::format("{:.3f}x", c.value("speedup", 0.0)) : "-";
     if (c.value("accepted", false)) speedup += " best";
     s += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"

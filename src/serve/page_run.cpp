@@ -1,7 +1,7 @@
 // GET /runs/ID: one run at a glance, kept current by /app.js from GET /api/runs/ID.
 #include <fmt/format.h>
 
-#include "bench/table.h"
+#include "results/table.h"
 #include "serve/activity.h"
 #include "serve/html_parts.h"
 #include "serve/lineage.h"
@@ -70,7 +70,7 @@ std::string activity_section(const json& s, int64_t run, uint64_t version) {
   for (const auto& x : s["workers"])
     w.push_back({esc(x.value("worker", "")), value_text(x["jobs"]), value_text(x["done"]), value_text(x["failed"]),
                  value_text(x["in_flight"]), value_text(x["retries"]), fmt::format("{:.1f}", x.value("busy_s", 0.0)),
-                 bench::fmt_pct(x.value("utilization", 0.0)) + " " + share_bar_svg(x.value("utilization", 0.0)),
+                 results::fmt_pct(x.value("utilization", 0.0)) + " " + share_bar_svg(x.value("utilization", 0.0)),
                  esc(time_text(x.value("last_at", 0.0)))});
   c += w.empty() ? "<p class=muted>No queue jobs: the coordinator evaluated in-process (see GPUs).</p>\n"
                  : html_table({"worker", "jobs", "done", "failed", "in flight", "retries", "busy s", "utilization",
@@ -79,7 +79,7 @@ std::string activity_section(const json& s, int64_t run, uint64_t version) {
   for (const auto& x : s["gpus"])
     g.push_back({esc(x.value("device", "")), esc(x.value("uuid", "")), value_text(x["candidates"]),
                  value_text(x["passed"]), fmt::format("{:.1f}", x.value("eval_s", 0.0)),
-                 bench::fmt_pct(x.value("utilization", 0.0)) + " " + share_bar_svg(x.value("utilization", 0.0)),
+                 results::fmt_pct(x.value("utilization", 0.0)) + " " + share_bar_svg(x.value("utilization", 0.0)),
                  esc(time_text(x.value("last_at", 0.0)))});
   c += "<h3>GPUs</h3>\n" + (g.empty() ? std::string("<p class=muted>no evaluated candidates yet</p>\n")
                                       : html_table({"device", "uuid", "candidates", "passed", "evaluation s",
@@ -96,7 +96,7 @@ std::string llm_section(const json& s) {
   std::string rows = kv_row("calls", esc(d.value("llm_calls", "")), "llm_calls");
   rows += kv_row("tokens", esc(d.value("tokens", "")), "tokens") + kv_row("cost", esc(d.value("cost", "")), "cost");
   rows += kv_row("tokens per candidate", fmt::format("{:.0f}", l.value("tokens_per_candidate", 0.0)));
-  rows += kv_row("cost per candidate", bench::fmt_usd(l.value("usd_per_candidate", 0.0)));
+  rows += kv_row("cost per candidate", results::fmt_usd(l.value("usd_per_candidate", 0.0)));
   return "<h2 id=\"llm\">Cost and tokens</h2>\n<table class=\"kv\">" + rows + "</table>\n";
 }
 

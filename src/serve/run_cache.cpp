@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "bench/metrics.h"
-#include "serve/json_fields.h"
+#include "results/job_result_view.h"
 
 namespace kevo::serve {
 
@@ -36,16 +35,16 @@ bool same_job(const JobFacts& a, const JobFacts& b) {
 JobFacts job_facts(const store::JobRow& j) {
   JobFacts f{j.id, j.seq, j.state, j.attempts, j.worker, j.created_at, j.finished_at, j.lease_until, 0, ""};
   if (j.state == store::JobState::kDone) {
-    auto r = parse_object(j.result_json);
-    f.busy_s = num_field(r, "busy_s");
-    f.device = str_field(field(field(r, "verdict"), "device"), "name");
+    const results::JobResultView r = results::job_result_view(j.result_json);
+    f.busy_s = r.busy_s;
+    if (r.verdict.device) f.device = r.verdict.device->name;
   }
   return f;
 }
 
 void add_candidate(RunData& d, const store::CandidateRow& c) {
+  d.figures.push_back(results::figures_of(c));
   d.candidates.push_back(slim(c));
-  d.facts.push_back(facts_of(c));
   d.max_candidate_id = std::max(d.max_candidate_id, c.id);
 }
 
@@ -54,19 +53,9 @@ void add_candidate(RunData& d, const store::CandidateRow& c) {
 store::CandidateRow slim(const store::CandidateRow& c) {
   store::CandidateRow s = c;
   s.prompt.clear(), s.answer.clear(), s.source.clear(), s.rationale.clear();
-  s.features_json.clear(), s.flags_json.clear();
+  s.compile_json.clear(), s.verdict_json.clear(), s.features_json.clear(), s.flags_json.clear();
   if (s.message.size() > kMaxMessage) s.message = s.message.substr(0, kMaxMessage) + "...";
-  s.compile_json = c.compile_json.empty() ? "" : (bench::compiled(c) ? R"({"ok":true})" : R"({"ok":false})");
-  double sol = num_field(field(parse_object(c.verdict_json), "timing"), "sol_fraction");
-  s.verdict_json = sol > 0 ? nlohmann::json{{"timing", {{"sol_fraction", sol}}}}.dump() : "";
   return s;
-}
-
-CandidateFacts facts_of(const store::CandidateRow& c) {
-  auto v = parse_object(c.verdict_json);
-  const auto& dev = field(v, "device");
-  return {str_field(dev, "name"), str_field(dev, "uuid"), num_field(v, "seconds"),
-          num_field(field(v, "timing"), "sol_fraction")};
 }
 
 Status RunCache::with_run(int64_t id, const std::function<void(const RunData&)>& fn) {
@@ -117,7 +106,7 @@ Status RunCache::refresh_candidates(RunData& d, int64_t expected) {
   const int64_t have = int64_t(d.candidates.size());
   const int64_t wanted = expected - have;
   if (have > 0 && wanted > 0 && wanted <= kMaxProbed) {
-    RunData next_rows;  // only its candidates and facts are used
+    RunData next_rows;  // only its candidates and figures are used
     int64_t id = d.max_candidate_id, found = 0;
     const int64_t last = d.max_candidate_id + wanted * 4 + kProbeSlack;
     while (found < wanted && ++id <= last) {
@@ -134,7 +123,7 @@ Status RunCache::refresh_candidates(RunData& d, int64_t expected) {
     if (found == wanted && in_order) {
       for (size_t i = 0; i < next_rows.candidates.size(); ++i) {
         d.candidates.push_back(std::move(next_rows.candidates[i]));
-        d.facts.push_back(next_rows.facts[i]);
+        d.figures.push_back(next_rows.figures[i]);
       }
       d.max_candidate_id = std::max(d.max_candidate_id, next_rows.max_candidate_id);
       ++d.version;
@@ -143,9 +132,9 @@ Status RunCache::refresh_candidates(RunData& d, int64_t expected) {
   }
   auto all = db_.candidates(d.run.id);  // ordered by seq
   if (!all) return all.unexpected();
-  d.candidates.clear(), d.facts.clear(), d.index_.clear();
+  d.candidates.clear(), d.figures.clear(), d.index_.clear();
   d.max_candidate_id = 0;
-  d.candidates.reserve(all->size()), d.facts.reserve(all->size());
+  d.candidates.reserve(all->size()), d.figures.reserve(all->size());
   for (const auto& c : *all) add_candidate(d, c);
   ++d.full_loads;
   ++d.version;

@@ -1,6 +1,7 @@
 // What the server keeps of each run between requests, so a page of a run with 10,000 candidates
 // does not read 10,000 sources: the candidates without their big texts (prompt, answer, source,
-// verdict; the few figures the summaries need are kept beside each), and the run's evaluation
+// compile record, verdict; the few figures the summaries need are read once and kept beside each,
+// results/candidate_figures.h), and the run's evaluation
 // jobs without their payloads. A request brings a run up to date with three small queries (the
 // run's row, its totals, its unfinished jobs); new candidates are read one by one by id after the
 // last one seen (candidates are written once and never changed), or all again when many arrived.
@@ -17,18 +18,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/metrics.h"
+#include "results/candidate_figures.h"
+#include "results/metrics.h"
 #include "store/run_db.h"
 
 namespace kevo::serve {
-
-// Figures of a candidate's verdict that the slim row no longer carries.
-struct CandidateFacts {
-  std::string device;       // the GPU's name from the verdict ("" when not evaluated)
-  std::string device_uuid;  // and its UUID
-  double eval_s = 0;        // the verdict's seconds (its evaluation's wall time)
-  double sol_fraction = 0;  // speed-of-light floor / time; 0: none
-};
 
 // A job of the evaluation queue without its payload.
 struct JobFacts {
@@ -44,16 +38,15 @@ struct JobFacts {
 struct RunData {
   store::RunRow run;
   store::RunTotals totals;
-  // Ordered by seq. Slim: prompt, answer, source, rationale, features and flags are empty,
-  // compile_json is {"ok":..} (or empty) and verdict_json only {"timing":{"sol_fraction":..}}, so
-  // bench/metrics.h and the report's charts read them as they read full rows.
+  // Ordered by seq. Slim: prompt, answer, source, rationale and every JSON column are empty; what
+  // the figures need of those is in `figures`.
   std::vector<store::CandidateRow> candidates;
-  std::vector<CandidateFacts> facts;  // parallel to candidates
+  std::vector<results::CandidateFigures> figures;  // parallel to candidates
   std::vector<JobFacts> jobs;         // by id
   uint64_t version = 0;               // changes whenever anything above changes
   // Derived texts (charts) and bench's result, cached until the version changes.
   mutable std::map<std::string, std::string> memo;
-  mutable std::optional<bench::TaskResult> result;
+  mutable std::optional<results::TaskResult> result;
   int64_t max_candidate_id = 0;
   int full_loads = 0;  // how often every candidate was read (for tests and the docs)
   double totals_at = 0;  // when totals (and so the candidate count) were last read
@@ -97,8 +90,7 @@ class RunCache {
   std::map<int64_t, std::unique_ptr<Entry>> entries_;
 };
 
-// The slim copy of a candidate (see RunData::candidates) and its facts.
+// The slim copy of a candidate (see RunData::candidates).
 store::CandidateRow slim(const store::CandidateRow& c);
-CandidateFacts facts_of(const store::CandidateRow& c);
 
 }  // namespace kevo::serve

@@ -2,8 +2,8 @@
 
 #include <functional>
 
-#include "bench/table.h"
 #include "report/charts.h"
+#include "results/table.h"
 #include "serve/activity.h"
 #include "serve/run_summary.h"
 
@@ -13,9 +13,9 @@ namespace {
 
 std::string rates_svg(const RunData& d) {
   report::TableData t;
-  t.table.key = bench::key_of(d.run);
+  t.table.key = results::key_of(d.run);
   t.table.tasks = {task_result(d)};
-  t.table.agg = bench::aggregate(t.table.tasks);
+  t.table.agg = results::aggregate(t.table.tasks);
   return report::rates_chart({t});
 }
 

@@ -5,9 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "bench/table.h"
+#include "results/run_baseline.h"
+#include "results/run_config.h"
+#include "results/table.h"
 #include "serve/activity.h"
-#include "serve/json_fields.h"
 #include "serve/lineage.h"
 
 namespace kevo::serve {
@@ -30,22 +31,22 @@ std::string count_text(int64_t n) {
 
 json nullable(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-// The run's budgets (config_json.budgets) and how much of each is used.
+// The run's budgets (results/run_config.h) and how much of each is used.
 json progress_json(const RunData& d, double now) {
-  const json budgets = field(parse_object(d.run.config_json), "budgets");
+  const results::RunBudgets b = results::config_from_text(d.run.config_json).budgets;
   const double minutes = elapsed_s(d.run, now) / 60;
   json used = {{"candidates", d.totals.candidates}, {"llm_calls", d.totals.llm_calls},
                {"tokens", d.totals.tokens}, {"usd", d.totals.cost_usd}, {"minutes", minutes}};
-  const std::pair<const char*, const char*> kinds[] = {{"candidates", "max_candidates"}, {"llm_calls", "max_calls"},
-                                                       {"tokens", "max_tokens"}, {"usd", "max_usd"},
-                                                       {"minutes", "max_minutes"}};
+  auto as_number = [](const auto& limit) { return limit ? std::optional<double>(double(*limit)) : std::nullopt; };
+  const std::pair<const char*, std::optional<double>> kinds[] = {
+      {"candidates", as_number(b.max_candidates)}, {"llm_calls", as_number(b.max_calls)},
+      {"tokens", as_number(b.max_tokens)}, {"usd", b.max_usd}, {"minutes", b.max_minutes}};
   json budget = json::object();
   double fraction = 0;
-  for (const auto& [name, key] : kinds) {
-    double b = num_field(budgets, key);
-    if (b <= 0) continue;
-    budget[name] = b;
-    fraction = std::max(fraction, used[name].get<double>() / b);
+  for (const auto& [name, limit] : kinds) {
+    if (!limit || *limit <= 0) continue;
+    budget[name] = *limit;
+    fraction = std::max(fraction, used[name].get<double>() / *limit);
   }
   int64_t in_flight = 0, queued = 0;
   for (const auto& j : d.jobs) {
@@ -87,7 +88,7 @@ json failure_reasons_json(const RunData& d) {
 
 // The best-so-far curve's change points: [seq, speedup] where it changed, and the last seq.
 json best_so_far_json(const RunData& d) {
-  auto curve = bench::best_so_far(d.candidates);
+  auto curve = results::best_so_far(d.candidates);
   json pts = json::array();
   double prev = -1;
   for (size_t i = 0; i < curve.size(); ++i)
@@ -98,25 +99,25 @@ json best_so_far_json(const RunData& d) {
   return pts;
 }
 
-json display_json(const RunData& d, const bench::TaskResult& r, const json& progress, double now) {
+json display_json(const RunData& d, const results::TaskResult& r, const json& progress, double now) {
   const json& budget = progress["budget"];
   std::string cands = count_text(d.totals.candidates);
   if (budget.contains("candidates")) cands += " / " + count_text(int64_t(budget["candidates"].get<double>()));
-  std::string best = bench::fmt_speedup(r.speedup);
+  std::string best = results::fmt_speedup(r.speedup);
   if (r.speedup) best += r.verified ? " (verified)" : " (unverified)";
   return {{"status", store::to_string(d.run.status)},
           {"candidates", cands},
-          {"progress", bench::fmt_pct(progress["fraction"].get<double>())},
+          {"progress", results::fmt_pct(progress["fraction"].get<double>())},
           {"best", best},
           {"valid", fmt::format("{} of {}", r.valid, r.candidates)},
-          {"validity", r.candidates ? bench::fmt_pct(double(r.valid) / r.candidates) : "-"},
-          {"compile", r.candidates ? bench::fmt_pct(double(r.compiled) / r.candidates) : "-"},
+          {"validity", r.candidates ? results::fmt_pct(double(r.valid) / r.candidates) : "-"},
+          {"compile", r.candidates ? results::fmt_pct(double(r.compiled) / r.candidates) : "-"},
           {"llm_calls", count_text(d.totals.llm_calls)},
           {"tokens", count_text(d.totals.tokens)},
-          {"cost", bench::fmt_usd(d.totals.cost_usd)},
+          {"cost", results::fmt_usd(d.totals.cost_usd)},
           {"elapsed", duration(elapsed_s(d.run, now))},
           {"in_flight", std::to_string(progress["in_flight"].get<int64_t>())},
-          {"sol", r.sol_fraction ? bench::fmt_pct(*r.sol_fraction) : "-"}};
+          {"sol", r.sol_fraction ? results::fmt_pct(*r.sol_fraction) : "-"}};
 }
 
 }  // namespace
@@ -126,14 +127,14 @@ double elapsed_s(const store::RunRow& run, double now) {
   return std::max(0.0, end - run.created_at);
 }
 
-const bench::TaskResult& task_result(const RunData& d) {
-  if (!d.result) d.result = bench::task_result(d.run, d.candidates, d.totals);
+const results::TaskResult& task_result(const RunData& d) {
+  if (!d.result) d.result = results::task_result(d.run, d.candidates, d.figures, d.totals);
   return *d.result;
 }
 
 json run_brief(const RunData& d, double now) {
   const auto& r = task_result(d);
-  const auto key = bench::key_of(d.run);
+  const auto key = results::key_of(d.run);
   const json progress = progress_json(d, now);
   return {{"id", d.run.id},
           {"task", d.run.task},
@@ -179,7 +180,8 @@ json run_summary(const RunData& d, double now) {
   s["gpus"] = gpus_json(d, now);
   s["lineage"] = lineage_chain_json(d, r.best_candidate, kChainInSummary);
   s["lineage_length"] = chain_of(d, r.best_candidate).size();
-  s["baseline"] = parse_object(d.run.baseline_json);
+  const results::RunBaseline base = results::baseline_from_text(d.run.baseline_json);
+  s["baseline"] = base.recorded ? base.to_json() : json::object();
   return s;
 }
 

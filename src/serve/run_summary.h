@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/metrics.h"
+#include "results/metrics.h"
 #include "serve/run_cache.h"
 
 namespace kevo::serve {
@@ -20,6 +20,6 @@ nlohmann::json run_brief(const RunData& d, double now);
 // The whole summary (GET /api/runs/ID).
 nlohmann::json run_summary(const RunData& d, double now);
 // bench's view of the run (result, counts, rates), kept until the run changes.
-const bench::TaskResult& task_result(const RunData& d);
+const results::TaskResult& task_result(const RunData& d);
 
 }  // namespace kevo::serve

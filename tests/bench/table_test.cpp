@@ -3,13 +3,15 @@
 #include <fstream>
 
 #include "bench/suite_runner.h"
-#include "bench/table.h"
 #include "fixture.h"  // tests/report
 #include "harness.h"  // tests/evolve
+#include "results/table.h"
 #include "util/fs.h"
 
 namespace kevo::bench {
 namespace {
+
+using namespace kevo::results;
 
 using nlohmann::json;
 

@@ -1,17 +1,19 @@
 // Fuzzes what kevo decodes from a run database's stored JSON columns (another process, an older
 // or newer kevo, or a hand edit may have written them): a run's configuration, baseline and final
-// records, and a candidate's features, compile and verdict records (bench, report).
-// The decoders read fields through util/json_fields.h: a value of another type reads as absent
-// (reports) or is an error naming the field (a run's options); nothing here may throw, so any
-// exception is a finding like a crash.
+// records, a candidate's features, compile and verdict records, and a job's result (results/).
+// The decoders read fields through results/stored_json.h and util/json_fields.h: a value of another
+// type reads as absent; nothing here may throw, so any exception is a finding like a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "bench/metrics.h"
 #include "evolve/features.h"
+#include "results/job_result_view.h"
+#include "results/metrics.h"
+#include "results/run_baseline.h"
+#include "results/verdict_view.h"
 
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -35,9 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.accepted = true;
   c.parents = {1};  // a cycle: lineage() must stop
   c.compile_json = c.verdict_json = c.features_json = text;
-  auto r = kevo::bench::task_result(run, {c}, kevo::store::RunTotals{});
-  (void)kevo::bench::aggregate({r});
-  (void)kevo::bench::best_so_far({c});
-  (void)kevo::bench::lineage({c}, 1);
+  auto r = kevo::results::task_result(run, {c}, kevo::store::RunTotals{});
+  (void)kevo::results::aggregate({r});
+  (void)kevo::results::best_so_far({c});
+  (void)kevo::results::lineage({c}, 1);
+  (void)kevo::results::baseline_from_text(text).to_json().dump();
+  (void)kevo::results::verdict_view(j);
+  (void)kevo::results::job_result_view(text);
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include "evolve/task_context.h"
 #include "fixture.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -39,7 +40,7 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   kevo::test::TempDir dir("kevo-report-test");
   auto db = testing::write_fixture(dir.path);
   ASSERT_TRUE(db) << db.error().message;
-  auto data = load_report_data({db->string()});
+  auto data = load_report_data({db->string()}, [](const std::string& v) { return evolve::profile_advice(v).diagnosis; });
   ASSERT_TRUE(data) << data.error().message;
   ASSERT_EQ(data->size(), 1u);
   std::string html = render_html(*data);

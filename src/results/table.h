@@ -1,6 +1,6 @@
 // Bench tables: the per-task results of one strategy/model in a run database, with aggregates,
 // written as Markdown, CSV and JSON, and several tables side by side. Figures come from
-// bench/metrics.h only.
+// results/metrics.h only.
 #pragma once
 
 #include <filesystem>
@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/metrics.h"
+#include "results/metrics.h"
 #include "store/run_db.h"
 #include "util/result.h"
 
-namespace kevo::bench {
+namespace kevo::results {
 
 // What identifies the runs of one bench in a database: the strategy (offline-tuning when no model
 // was configured), the model (or ensemble) name, and whether the marker evaluator stood in.
@@ -59,4 +59,4 @@ std::string fmt_ms(double ms);                            // "1.234" (4 signific
 std::string fmt_pct(double share);                        // "87.5%"
 std::string fmt_usd(double usd);                          // "$0.1234"
 
-}  // namespace kevo::bench
+}  // namespace kevo::results

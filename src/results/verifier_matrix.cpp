@@ -1,11 +1,13 @@
-#include "evolve/verifier_matrix.h"
+#include "results/verifier_matrix.h"
 
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
-namespace kevo::evolve {
+#include "results/stored_json.h"
+
+namespace kevo::results {
 namespace {
 
 std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.2f}", *v) : "n/a"; }
@@ -70,23 +72,22 @@ VerifierMatrix verifier_matrix(const std::vector<store::EventRow>& events,
   std::set<std::string> models;
   for (const auto& e : events) {
     if (e.kind != kVerifierEvent) continue;
-    auto j = nlohmann::json::parse(e.data_json, nullptr, false);
+    const nlohmann::json j = nlohmann::json::parse(e.data_json, nullptr, false);
     if (!j.is_object()) continue;
     ++m.calls;
-    auto num = [&](const char* k) { return j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : 0; };
-    m.input_tokens += num("input_tokens");
-    m.output_tokens += num("output_tokens");
-    if (j.contains("cost_usd") && j["cost_usd"].is_number()) m.cost_usd += j["cost_usd"].get<double>();
-    if (j.contains("model") && j["model"].is_string()) models.insert(j["model"].get<std::string>());
-    bool parsed = j.value("parsed", false) && j.value("answered", false);
-    auto it = by_id.find(num("candidate"));
+    m.input_tokens += integer(j, "input_tokens");
+    m.output_tokens += integer(j, "output_tokens");
+    m.cost_usd += number(j, "cost_usd");
+    if (const std::string model = text(j, "model"); !model.empty()) models.insert(model);
+    bool parsed = flag(j, "parsed") && flag(j, "answered");
+    auto it = by_id.find(integer(j, "candidate"));
     CheckerTruth truth = it == by_id.end() ? CheckerTruth::kNone : checker_truth(it->second->outcome);
     if (truth == CheckerTruth::kNone) {
       ++m.no_verdict;
     } else if (!parsed) {
       ++m.unanswered;
     } else {
-      bool said_fail = !j.value("pass", false);
+      bool said_fail = !flag(j, "pass");
       bool bad = truth == CheckerTruth::kFail;
       (said_fail ? (bad ? m.tp : m.fp) : (bad ? m.fn : m.tn)) += 1;
     }
@@ -95,4 +96,4 @@ VerifierMatrix verifier_matrix(const std::vector<store::EventRow>& events,
   return m;
 }
 
-}  // namespace kevo::evolve
+}  // namespace kevo::results

@@ -1,4 +1,4 @@
-#include "bench/table.h"
+#include "results/table.h"
 
 #include <algorithm>
 #include <fstream>
@@ -7,9 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "results/run_config.h"
+#include "results/stored_json.h"
 #include "util/fs.h"
 
-namespace kevo::bench {
+namespace kevo::results {
 
 using nlohmann::json;
 
@@ -56,14 +58,8 @@ std::string RunKey::label() const {
 }
 
 RunKey key_of(const store::RunRow& run) {
-  RunKey k;
-  k.strategy = run.strategy;
-  json cfg = json::parse(run.config_json.empty() ? "{}" : run.config_json, nullptr, false);
-  if (cfg.is_object()) {
-    if (cfg.contains("llm") && cfg["llm"].is_string()) k.llm = cfg["llm"].get<std::string>();
-    k.fake = cfg.value("fake_evaluator", false);
-  }
-  return k;
+  const RunConfig cfg = config_from_text(run.config_json);
+  return {run.strategy, cfg.llm, cfg.fake_evaluator};
 }
 
 json BenchTable::to_json() const {
@@ -169,14 +165,14 @@ Result<std::vector<BenchTable>> load_tables(const std::string& db_or_run) {
   if (j.is_discarded() || !j.is_object() || !j.contains("tables") || !j["tables"].is_array())
     return fail("{}: neither a run database nor a kevo bench JSON file", p.string());
   for (const auto& tj : j["tables"]) {
-    std::string dbp = tj.value("db", "");
+    std::string dbp = results::text(tj, "db");
     auto db = store::RunDb::open_read_only(dbp);
     if (!db) return fail("{}: its database {}: {}", p.string(), dbp, db.error().message);
-    RunKey k{tj.value("strategy", ""), tj.value("model", ""), tj.value("fake_gpu", false)};
+    RunKey k{results::text(tj, "strategy"), results::text(tj, "model"), results::flag(tj, "fake_gpu")};
     std::vector<std::string> names;
     if (tj.contains("tasks") && tj["tasks"].is_array())
-      for (const auto& x : tj["tasks"]) names.push_back(x.value("task", ""));
-    std::string suite = tj.value("suite", "");
+      for (const auto& x : tj["tasks"]) names.push_back(results::text(x, "task"));
+    std::string suite = results::text(tj, "suite");
     auto t = load_table(**db, k, suite.empty() ? nullptr : &names, suite);
     if (!t) return t.unexpected();
     out.push_back(std::move(*t));
@@ -331,4 +327,4 @@ Status write_outputs(const std::vector<BenchTable>& ts, const std::filesystem::p
   return {};
 }
 
-}  // namespace kevo::bench
+}  // namespace kevo::results

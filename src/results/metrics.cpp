@@ -1,34 +1,62 @@
-#include "bench/metrics.h"
+#include "results/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
-#include "check/outcome.h"
+#include "results/run_baseline.h"
+#include "results/run_config.h"
+#include "results/run_final.h"
 #include "store/stop_reason.h"
-#include "util/json_fields.h"
 
-namespace kevo::bench {
-
-using nlohmann::json;
+namespace kevo::results {
 
 namespace {
 
-json parse_object(const std::string& s) {
-  json j = json::parse(s.empty() ? "{}" : s, nullptr, false);
-  return j.is_object() ? j : json::object();
-}
-
-double number(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
+using store::CandidateOutcome;
 
 const store::CandidateRow* find(const std::vector<store::CandidateRow>& cs, int64_t id) {
   for (const auto& c : cs)
     if (c.id == id) return &c;
   return nullptr;
+}
+
+size_t index_of(const std::vector<store::CandidateRow>& cs, const store::CandidateRow* c) {
+  return static_cast<size_t>(c - cs.data());
+}
+
+// The run's result candidate and its speedup: a finished run's held-out-verified winner (its
+// re-timed speedup, else its stored one), an unfinished run's current best.
+std::pair<const store::CandidateRow*, double> result_of(const store::RunRow& run,
+                                                        const std::vector<store::CandidateRow>& candidates,
+                                                        bool* verified) {
+  const bool done = run.status == store::RunStatus::kFinished || run.status == store::RunStatus::kFailed;
+  if (!done) {
+    const auto* best = run.best_candidate ? find(candidates, run.best_candidate) : nullptr;
+    return {best, best ? best->speedup : 0};
+  }
+  const RunFinal fin = final_from_text(run.final_json);
+  const auto* winner = fin.winner ? find(candidates, fin.winner) : nullptr;
+  *verified = winner != nullptr;
+  return {winner, winner ? (fin.winner_speedup > 0 ? fin.winner_speedup : winner->speedup) : 0};
+}
+
+void add_pytorch(const RunBaseline& base, TaskResult& r) {
+  const PytorchTimes pt = base.pytorch_times();
+  r.eager_ms = pt.eager_ms;
+  r.compile_ms = pt.compile_ms;
+  r.extension_ms = pt.extension_ms;
+  if (!r.best_ms) return;
+  auto over = [&](const std::optional<double>& ms) {
+    return ms ? std::optional<double>(*ms / *r.best_ms) : std::nullopt;
+  };
+  r.speedup_vs_eager = over(r.eager_ms);
+  r.speedup_vs_compile = over(r.compile_ms);
+  r.speedup_vs_extension = over(r.extension_ms);
+}
+
+bool infra_outcome(const RunBaseline& base) {
+  return base.outcome == CandidateOutcome::kInfraError || base.outcome == CandidateOutcome::kCrash ||
+         base.outcome == CandidateOutcome::kTimeout;
 }
 
 }  // namespace
@@ -64,12 +92,6 @@ double fast_p(const std::vector<std::optional<double>>& speedups, double p) {
   return static_cast<double>(n) / static_cast<double>(speedups.size());
 }
 
-bool compiled(const store::CandidateRow& c) {
-  if (c.compile_json.empty()) return false;
-  json j = json::parse(c.compile_json, nullptr, false);
-  return field_or(j, "ok", false);
-}
-
 TaskResult missing_task(const std::string& task) {
   TaskResult r;
   r.task = task;
@@ -79,79 +101,53 @@ TaskResult missing_task(const std::string& task) {
 
 bool infra_failure(const store::RunRow& run) {
   if (run.status != store::RunStatus::kFailed) return false;
-  // The engine's stop reasons for these (evolve/engine.cpp): three infra_error verdicts in a row,
-  // or a baseline whose verdict says the machine, not the kernel, failed.
+  // The engine's stop reasons for these: three infra_error verdicts in a row, or a baseline whose
+  // verdict says the machine, not the kernel, failed.
   const store::StopKind why = store::parse_stop_reason(run.stop_reason).kind;
   if (why == store::StopKind::kInfraError) return true;
-  if (why != store::StopKind::kBaselineFailed) return false;
-  const auto outcome = baseline_outcome(parse_object(run.baseline_json));
-  return outcome == Outcome::InfraError || outcome == Outcome::Crash || outcome == Outcome::Timeout;
-}
-
-std::optional<Outcome> baseline_outcome(const json& summary) {
-  return outcome_from_name(field_or(summary, "outcome", std::string("pass")));
+  return why == store::StopKind::kBaselineFailed && infra_outcome(baseline_from_text(run.baseline_json));
 }
 
 TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
                        const store::RunTotals& totals) {
+  std::vector<CandidateFigures> figures;
+  figures.reserve(candidates.size());
+  for (const auto& c : candidates) figures.push_back(figures_of(c));
+  return task_result(run, candidates, figures, totals);
+}
+
+TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
+                       const std::vector<CandidateFigures>& figures, const store::RunTotals& totals) {
   TaskResult r;
   r.task = run.task;
   r.run_id = run.id;
   r.not_run = infra_failure(run);
   r.status = r.not_run ? "not run" : store::to_string(run.status);
   r.stop_reason = run.stop_reason;
-  json base = parse_object(run.baseline_json);
-  json cfg = parse_object(run.config_json);
-  json fin = parse_object(run.final_json);
-  r.fake = field_or(cfg, "fake_evaluator", false) || field_or(base, "fake_evaluator", false);
-  if (baseline_outcome(base) == Outcome::Pass) r.baseline_ms = number(base, "time_ms");
-  for (const auto& c : candidates) {
+  const RunBaseline base = baseline_from_text(run.baseline_json);
+  r.fake = config_from_text(run.config_json).fake_evaluator || base.fake_evaluator;
+  if (base.passed() && base.time_ms) r.baseline_ms = *base.time_ms;
+  for (size_t i = 0; i < candidates.size(); ++i) {
     ++r.candidates;
-    r.valid += c.passed();
-    r.compiled += compiled(c);
+    r.valid += candidates[i].passed();
+    r.compiled += i < figures.size() && figures[i].compiled;
   }
   r.llm_calls = totals.llm_calls;
   r.tokens = totals.tokens;
   r.cost_usd = totals.cost_usd;
-
-  const bool done = run.status == store::RunStatus::kFinished || run.status == store::RunStatus::kFailed;
-  const store::CandidateRow* best = nullptr;
-  double speedup = 0;
-  if (done) {
-    int64_t winner = fin.contains("winner") && fin["winner"].is_number_integer() ? fin["winner"].get<int64_t>() : 0;
-    best = winner ? find(candidates, winner) : nullptr;
-    if (best) {
-      r.verified = true;
-      speedup = number(fin, "winner_speedup") > 0 ? number(fin, "winner_speedup") : best->speedup;
-    }
-  } else if (run.best_candidate) {
-    best = find(candidates, run.best_candidate);
-    if (best) speedup = best->speedup;
-  }
+  bool verified = false;
+  const auto [best, speedup] = result_of(run, candidates, &verified);
+  r.verified = verified;
   if (best && best->passed() && speedup > 0) {
     r.best_candidate = best->id;
     r.speedup = speedup;
     if (best->time_ms > 0) r.best_ms = best->time_ms;
-    json v = parse_object(best->verdict_json);
-    double sol = v.contains("timing") && v["timing"].is_object() ? number(v["timing"], "sol_fraction") : 0;
-    double floor_ms = number(base, "sol_floor_ms");
+    const size_t i = index_of(candidates, best);
+    const double sol = i < figures.size() ? figures[i].sol_fraction : 0;
     if (sol > 0) r.sol_fraction = sol;
-    else if (floor_ms > 0 && r.best_ms) r.sol_fraction = floor_ms / *r.best_ms;
+    else if (base.sol_floor_ms > 0 && r.best_ms) r.sol_fraction = base.sol_floor_ms / *r.best_ms;
   }
-  // PyTorch's times (kevo bench records them in the baseline record; torch_time_ms: eager, older).
-  json pt = base.contains("pytorch") && base["pytorch"].is_object() ? base["pytorch"] : json::object();
-  auto positive = [](double x) { return x > 0 ? std::optional<double>(x) : std::nullopt; };
-  r.eager_ms = positive(number(pt, "eager_ms") > 0 ? number(pt, "eager_ms") : number(base, "torch_time_ms"));
-  r.compile_ms = positive(number(pt, "compile_ms"));
-  r.extension_ms = positive(number(pt, "extension_ms"));
-  if (r.best_ms) {
-    auto over = [&](const std::optional<double>& ms) {
-      return ms ? std::optional<double>(*ms / *r.best_ms) : std::nullopt;
-    };
-    r.speedup_vs_eager = over(r.eager_ms);
-    r.speedup_vs_compile = over(r.compile_ms);
-    r.speedup_vs_extension = over(r.extension_ms);
-  }
+  add_pytorch(base, r);
   return r;
 }
 
@@ -222,4 +218,4 @@ std::vector<const store::CandidateRow*> lineage(const std::vector<store::Candida
   return chain;
 }
 
-}  // namespace kevo::bench
+}  // namespace kevo::results

@@ -1,8 +1,9 @@
-// Every figure `kevo bench` and `kevo report` show is computed here, from the rows of the run
-// database (store/records.h), so the table, the JSON and the HTML report cannot disagree.
+// Every figure `kevo bench`, `kevo report` and `kevo serve` show is computed here, from the rows of
+// the run database (store/records.h) read through results/'s views, so the table, the JSON, the
+// HTML report and the web view cannot disagree.
 //
 // Definitions (docs/SUITE.md, "kevo bench"):
-// - A task's result is its held-out-verified winner (`final_json.winner`). Its speedup is the
+// - A task's result is its held-out-verified winner (results/run_final.h). Its speedup is the
 //   winner's re-timed speedup from held-out verification (a fresh timing session, free of the
 //   selection bias of picking the fastest of many noisy measurements), else its stored speedup.
 //   A finished run without a verified winner, a run whose baseline failed, and a task with no run
@@ -26,12 +27,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "check/outcome.h"
+#include "results/candidate_figures.h"
 #include "store/records.h"
 
-namespace kevo::bench {
+namespace kevo::results {
 
 double median(std::vector<double> xs);          // 0 for an empty list
 double geomean(const std::vector<double>& xs);  // 0 for an empty list or a non-positive value
@@ -43,11 +42,6 @@ double fast_p(const std::vector<std::optional<double>>& speedups, double p);
 // not be run, runner crashes, infrastructure errors), not because of the task or the search. Such
 // a run measured nothing: it is "not run" in tables and aggregates, and `kevo bench` retries it.
 bool infra_failure(const store::RunRow& run);
-
-// The outcome of a run's baseline summary (RunRow::baseline_json as an object, the engine's
-// baseline_summary): a summary without one (an older kevo) passed; nullopt for text this build
-// does not know.
-std::optional<Outcome> baseline_outcome(const nlohmann::json& summary);
 
 struct TaskResult {
   std::string task;
@@ -76,6 +70,10 @@ struct TaskResult {
 // One task's result from its run, candidates and LLM totals.
 TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
                        const store::RunTotals& totals);
+// The same from candidates whose large columns were already read into `figures` (parallel to
+// candidates, figures_of each): what `kevo serve` keeps of a run between requests.
+TaskResult task_result(const store::RunRow& run, const std::vector<store::CandidateRow>& candidates,
+                       const std::vector<CandidateFigures>& figures, const store::RunTotals& totals);
 // A suite task with no run in the database.
 TaskResult missing_task(const std::string& task);
 
@@ -103,7 +101,4 @@ std::vector<double> best_so_far(const std::vector<store::CandidateRow>& candidat
 std::vector<const store::CandidateRow*> lineage(const std::vector<store::CandidateRow>& candidates,
                                                 int64_t winner);
 
-// Whether a candidate compiled (its compile result says ok).
-bool compiled(const store::CandidateRow& c);
-
-}  // namespace kevo::bench
+}  // namespace kevo::results

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "bench/metrics.h"
+#include "results/metrics.h"
 
-namespace kevo::bench {
+namespace kevo::results {
 namespace {
 
 using O = store::CandidateOutcome;
@@ -182,4 +182,4 @@ TEST(Metrics, BestSoFarAndLineage) {
 }
 
 }  // namespace
-}  // namespace kevo::bench
+}  // namespace kevo::results

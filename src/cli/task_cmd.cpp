@@ -147,7 +147,10 @@ void register_task(CLI::App& app, int& exit_code) {
         rep = ref ? lint_outputs(*t, *ref, opts) : Result<LintReport>(ref.unexpected());
       }
       if (!rep) {
-        std::fprintf(stderr, "kevo task lint: %s: %s\n", n.c_str(), rep.error().message.c_str());
+        // A task that does not resolve names itself in its message already.
+        const std::string& m = rep.error().message;
+        if (m.rfind(n + ":", 0) == 0) std::fprintf(stderr, "kevo task lint: %s\n", m.c_str());
+        else std::fprintf(stderr, "kevo task lint: %s: %s\n", n.c_str(), m.c_str());
         ++errors;
         continue;
       }

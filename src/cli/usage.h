@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/edit_distance.h"
+
 namespace kevo::cli {
 
 // Exit code for an argument error of the command being parsed when it happened: 21 for the
@@ -24,8 +26,6 @@ std::optional<std::string> unknown_command_message(const CLI::App& app,
 // When argv holds an option the command it follows does not have (e.g. `kevo eval --bogus`), the
 // message naming it and the closest existing option; nullopt when every option is known.
 std::optional<std::string> unknown_option_message(const CLI::App& app, const std::vector<std::string>& args);
-// Edit distance (insertions, deletions, substitutions), for the suggestion above.
-size_t edit_distance(const std::string& a, const std::string& b);
 
 // Sets each subcommand's --help footer to its examples (help_examples.cpp).
 void add_help_examples(CLI::App& app);

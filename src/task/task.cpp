@@ -9,6 +9,7 @@
 
 #include "task/limits.h"
 #include "task/resolved.h"
+#include "util/edit_distance.h"
 #include "util/fs.h"
 #include "util/toml_text.h"
 
@@ -150,6 +151,9 @@ Status check_unknown_keys(const Ctx& ctx, const toml::table& t, const std::set<s
     if (!known.count(key)) {
       std::string list;
       for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
+      const std::string near = closest_name(key, std::vector<std::string>(known.begin(), known.end()));
+      if (!near.empty())
+        return ctx.err(&v, fmt::format("{}{}", where, key), "unknown key (did you mean '{}'? known: {})", near, list);
       return ctx.err(&v, fmt::format("{}{}", where, key), "unknown key (known: {})", list);
     }
   }

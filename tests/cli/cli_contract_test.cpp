@@ -130,6 +130,15 @@ TEST(CliContract, UnknownCommandNamesTheClosest) {
   EXPECT_NE(th.err.find("did you mean 'lint'?"), std::string::npos) << th.err;
   auto ok = kevo_run({"eval", "--help"});  // a real command's help is still a success
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  // A task name with a typo: the bundled task it was meant as, said once.
+  auto tn = kevo_run({"task", "lint", "softmx"});
+  EXPECT_EQ(tn.exit_code, 21) << tn.err;
+  EXPECT_NE(tn.err.find("kevo task lint: softmx: no such task directory"), std::string::npos) << tn.err;
+  EXPECT_NE(tn.err.find("(did you mean 'softmax'?)"), std::string::npos) << tn.err;
+  EXPECT_EQ(tn.err.find("softmx: softmx:"), std::string::npos) << tn.err;
+  auto far = kevo_run({"eval", "no_task_near_this_name", "c.cu", "--compile-only"});
+  EXPECT_EQ(far.exit_code, 21) << far.err;
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
   // An option's value is not taken for a command.
   auto b = kevo_run({"bench", "--suite", "quick", "--no-such-flag"});
   EXPECT_EQ(b.exit_code, 2) << b.err;

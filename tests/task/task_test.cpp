@@ -80,7 +80,8 @@ TEST(Task, MalformedTasksNameFileLineAndField) {
                "does not set dimension 'N'");
   expect_error(replace(kGood, "shape = [\"B\"]", "shape = [\"K\"]"), "'K' is not declared");
   expect_error(replace(kGood, "flops = \"5*B*N\"", "flops = \"5*B*\""), "flops");
-  expect_error(replace(kGood, "flops = \"5*B*N\"", "flopz = \"5*B*N\""), "unknown key");
+  expect_error(replace(kGood, "flops = \"5*B*N\"", "flopz = \"5*B*N\""), "unknown key (did you mean 'flops'?");
+  expect_error(replace(kGood, "flops = \"5*B*N\"", "colour = \"red\"\nflops = \"5*B*N\""), "unknown key (known: ");
   expect_error(replace(kGood, "high = \"N\"", "high = 0"), "must exceed low");
   expect_error(replace(kGood, "[tolerance]", "[tolerance\n"), "TOML syntax error");
   expect_error(replace(kGood, "category = \"softmax\"\n", ""), "category: missing");

@@ -2,7 +2,7 @@
 // field): progress against each budget, the result, validity and compile rates, outcomes and
 // failure reasons, the best-so-far curve, LLM cost and tokens, per-worker and per-GPU activity,
 // and the winner's lineage. Computed from the cached slim rows (run_cache.h); the result and the
-// rates come from bench/metrics.h, so they match `kevo bench table` and `kevo report`.
+// rates come from results/metrics.h, so they match `kevo bench table` and `kevo report`.
 #pragma once
 
 #include <nlohmann/json.hpp>

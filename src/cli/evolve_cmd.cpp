@@ -17,6 +17,7 @@
 #include "cli/evolve_launch.h"
 #include "cli/pool_args.h"
 #include "cli/task_arg.h"
+#include "check/evaluator.h"
 #include "check/profile_diagnosis.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
@@ -379,6 +380,22 @@ int evolve_fail(const std::string& msg, int code = 2) {
   return code;
 }
 
+// Every GPU this host evaluates on answers a runner's hello before a run is recorded: on a host
+// without one the baseline would fail and leave a failed run behind at every try.
+Status probe_gpus(const PoolArgs& pool, bool fake_gpu) {
+  if (fake_gpu) return {};
+  auto gpus = evolve::parse_gpus(pool.gpus);
+  if (!gpus) return gpus.unexpected();
+  for (const std::string& gpu : *gpus)
+    if (auto h = probe_gpu(gpu); !h)
+      return fail("{}: no usable GPU ({}); nothing was recorded. evolve checks and times every kernel on a GPU: "
+                  "`kevo eval TASK KERNEL.cu --compile-only` compiles a kernel without one, --gpus none with "
+                  "--queue leaves the evaluations to `kevo worker`s elsewhere, and --fake-gpu runs the loop on "
+                  "'// fake:' markers (a dry run that proves nothing about a kernel)",
+                  gpu.empty() ? "the default GPU" : "GPU " + gpu, h.error().message);
+  return {};
+}
+
 int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   const std::string dbpath = a.db.empty() ? default_db() : a.db;
   auto db = store::RunDb::open(dbpath);
@@ -393,6 +410,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   auto models = models_of(*lcfg, **db, plan->opts.seed, launch.verifier_model);
   if (!models) return evolve_fail(models.error().message);
   if (auto ping = ping_models(*lcfg); !ping) return evolve_fail(ping.error().message, 3);
+  if (auto probed = probe_gpus(launch.pool, launch.fake_gpu); !probed) return evolve_fail(probed.error().message, 3);
   auto evaluator = evaluator_of(launch.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
   const Task& task = plan->task;

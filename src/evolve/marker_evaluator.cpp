@@ -133,7 +133,8 @@ Verdict MarkerEvaluator::evaluate(const Task& task, const std::filesystem::path&
   }
   {
     std::lock_guard lock(mu_);
-    calls_.push_back({*src, opts.held_out_only, opts.visible_only, false, opts.seed, opts.timing_stop_below});
+    calls_.push_back({*src, opts.held_out_only, opts.visible_only, false, opts.seed, opts.timing_stop_below,
+                      opts.baseline_ms, opts.baseline_gpu});
   }
   v = judge(task, *src, opts);
   v.candidate = source_file.string();
@@ -143,7 +144,8 @@ Verdict MarkerEvaluator::evaluate(const Task& task, const std::filesystem::path&
 Verdict MarkerEvaluator::evaluate_baseline(const Task& task, const EvalOptions& opts) {
   {
     std::lock_guard lock(mu_);
-    calls_.push_back({"<baseline>", opts.held_out_only, opts.visible_only, true, opts.seed, opts.timing_stop_below});
+    calls_.push_back({"<baseline>", opts.held_out_only, opts.visible_only, true, opts.seed, opts.timing_stop_below,
+                      opts.baseline_ms, opts.baseline_gpu});
   }
   Verdict v;
   v.task = task.name;

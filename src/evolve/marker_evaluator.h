@@ -30,6 +30,8 @@ struct MarkerCall {
   bool held_out_only = false, visible_only = false, baseline = false;
   std::optional<uint64_t> seed;
   double timing_stop_below = 0;  // the line the engine raced this evaluation against (0: none)
+  double baseline_ms = 0;        // the run's baseline figure it was handed (0: none)
+  std::string baseline_gpu;
 };
 
 class MarkerEvaluator final : public CandidateEvaluator {

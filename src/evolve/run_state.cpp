@@ -92,6 +92,9 @@ EvalOptions search_options(const RunState& s) {
   o.baseline_mode = false;
   o.time = true;
   if (s.opts.race_timing) o.timing_stop_below = race_line(s);
+  // The run's own baseline figure: a candidate gains nothing from a baseline slowed in its session.
+  o.baseline_ms = s.ctx.baseline_ms;
+  o.baseline_gpu = s.ctx.gpu;
   return o;
 }
 

@@ -36,6 +36,8 @@ EvalOptions held_out_options(const RunState& s) {
   o.seed.reset();  // fresh inputs: nothing the search saw
   o.torch_time = !s.task.torch_reference.empty();  // the winner next to PyTorch, once
   o.profile = false;                               // held-out configs: nothing for a prompt
+  o.baseline_ms = s.ctx.baseline_ms;               // the winner's figure, as every search figure
+  o.baseline_gpu = s.ctx.gpu;
   return o;
 }
 

@@ -376,6 +376,15 @@ TEST(Verification, SearchEvaluationsAreRacedAgainstTheBestSoFar) {
   EXPECT_NEAR(search[2], 2.0, 1e-9);
   ASSERT_FALSE(other.empty());
   for (double line : other) EXPECT_EQ(line, 0.0) << "the baseline and the winner are timed to precision";
+  // Every evaluation after the baseline's carries the run's baseline figure and its GPU, so a
+  // baseline slowed in a candidate's session credits nothing (check/timing's baseline_slowed).
+  const auto& calls = h.evaluator.calls();
+  ASSERT_TRUE(calls.front().baseline);
+  EXPECT_EQ(calls.front().baseline_ms, 0.0);
+  for (size_t i = 1; i < calls.size(); ++i) {
+    EXPECT_GT(calls[i].baseline_ms, 0.0) << calls[i].source;
+    EXPECT_FALSE(calls[i].baseline_gpu.empty()) << calls[i].source;
+  }
 
   Harness off(responder);
   EngineOptions p = off.options("evoengineer-full", 3);

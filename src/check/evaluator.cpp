@@ -289,7 +289,9 @@ namespace {
 Result<CompileResult> compile_source(EvalSession& s, bool baseline) {
   CompileOptions co = s.compile_options;
   if (baseline) co.link_libs.clear();
-  const char* name = baseline || s.opts.baseline_mode ? "baseline.cu" : "candidate.cu";
+  const std::string name = baseline || s.opts.baseline_mode ? "baseline.cu"
+                           : s.opts.shown_name.empty()        ? "candidate.cu"
+                                                              : s.opts.shown_name;
   if (!baseline) return compile_cuda_shared(s.source, name, co);  // the bytes intake checked
   auto src = read_file(s.task.baseline_path());
   if (!src) return src.unexpected();

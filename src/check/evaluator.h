@@ -16,6 +16,9 @@ namespace kevo {
 
 struct EvalOptions {
   std::filesystem::path candidate;  // .cu file; ignored when baseline_mode
+  // The name compile diagnostics give the candidate's file (kevo eval: the path as the user typed
+  // it); empty: "candidate.cu", the same in every prompt a search writes.
+  std::string shown_name;
   bool baseline_mode = false;       // evaluate the task's baseline against its CPU reference
   bool compile_only = false;
   bool time = true;

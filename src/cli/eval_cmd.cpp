@@ -164,6 +164,7 @@ void register_eval(CLI::App& app, int& exit_code) {
     }
     EvalOptions o;
     o.candidate = a->candidate;
+    o.shown_name = a->candidate;  // diagnostics name the user's file, not the checker's copy
     o.baseline_mode = a->baseline;
     o.compile_only = a->compile_only;
     o.time = !a->no_time;

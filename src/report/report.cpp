@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -227,6 +228,13 @@ std::string diff_table(const std::string& left, const std::string& right, const 
 
 namespace {
 
+// A database file by its name only: a report is shared, and the folder it sat in (a home folder)
+// is no business of its readers. A server's URL is shown as the store shows it (no password).
+std::string shown_database(const std::string& db) {
+  if (db.rfind("postgres", 0) == 0) return db;
+  return std::filesystem::path(db).filename().string();
+}
+
 std::string summary_table(const std::vector<TableData>& data) {
   std::string s =
       "<table><tr><th>strategy / model</th><th>tasks</th><th>correct</th><th>median</th><th>geomean</th><th>mean</th>"
@@ -348,7 +356,7 @@ std::string render_html(const std::vector<TableData>& data, const std::string& t
     const auto& d = data[i];
     const auto& t = d.table;
     h += fmt::format("<h2 id=\"table-{}\">{}</h2>\n<p class=muted>database {}{}</p>\n", i + 1, escape(t.key.label()),
-                     escape(t.db), t.suite.empty() ? "" : ", suite " + escape(t.suite));
+                     escape(shown_database(t.db)), t.suite.empty() ? "" : ", suite " + escape(t.suite));
     h += task_table(t);
     h += "<h3>Best-so-far speedup against candidates</h3>\n<div class=grid>";
     for (const auto& r : t.tasks) {

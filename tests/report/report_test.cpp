@@ -63,6 +63,9 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   for (const char* cell : {"TP 1", "FP 1", "FN 1", "TN 1", "precision 0.50, recall 0.50; 4 calls, 100 tokens, $0.0040"})
     EXPECT_NE(html.find(cell), std::string::npos) << cell;
   EXPECT_EQ(html.find("(run 2, fake:verifier)"), std::string::npos);  // beta had no verifier
+  // The database by its file name: the folder it was in (a home folder) does not travel with it.
+  EXPECT_EQ(html.find(dir.path.string()), std::string::npos) << "the report names " << dir.path;
+  EXPECT_NE(html.find("database " + db->filename().string()), std::string::npos);
 }
 
 }  // namespace

@@ -195,10 +195,28 @@ int export_pair(const std::string& fwd, const std::string& kernel, const std::st
 
 }  // namespace
 
+// The output folder as messages name it: "ext/" and "ext" are one folder, shown once as "ext".
+std::string clean_dir(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return p.string();
+}
+
+// Like import, export replaces nothing unless asked: the first of `files` already in `dir`, named.
+Status refuse_overwrite(const std::string& dir, std::initializer_list<const char*> files, bool force) {
+  std::error_code ec;
+  if (force) return {};
+  for (const char* f : files)
+    if (fs::exists(fs::path(dir) / f, ec))
+      return fail("{}/{} exists: --force replaces what an earlier export wrote there", dir, f);
+  return {};
+}
+
 // `kevo export-torch`: a kernel in the kevo ABI as a PyTorch extension.
 void register_export_torch(CLI::App& app, int& exit_code) {
   struct ExportArgs {
     std::string task, kernel, dir, module, backward, backward_kernel;
+    bool force = false;
   };
   auto ex = std::make_shared<ExportArgs>();
   auto* exc = app.add_subcommand(
@@ -213,8 +231,18 @@ void register_export_torch(CLI::App& app, int& exit_code) {
   exc->add_option("--module", ex->module, "Extension module name (default kevo_<task>)");
   exc->add_option("--backward", ex->backward, "The backward task of TASK (directory or bundled name): export the pair");
   exc->add_option("--backward-kernel", ex->backward_kernel, "The backward task's kernel (default: PyTorch's backward)");
+  exc->add_flag("--force", ex->force, "Replace the files of an earlier export in DIR");
   exc->callback([ex, &exit_code] {
-    if (!ex->backward.empty() || ex->kernel == "-") {
+    ex->dir = clean_dir(ex->dir);
+    const bool pair = !ex->backward.empty() || ex->kernel == "-";
+    auto free = pair ? refuse_overwrite(ex->dir, {"autograd.py", "test_autograd.py"}, ex->force)
+                     : refuse_overwrite(ex->dir, {"kernel.cu", "ext.cpp", "loader.py", "test_ext.py"}, ex->force);
+    if (!free) {
+      std::fprintf(stderr, "kevo export-torch: %s\n", free.error().message.c_str());
+      exit_code = 21;
+      return;
+    }
+    if (pair) {
       exit_code = export_pair(ex->task, ex->kernel, ex->backward, ex->backward_kernel, ex->dir);
       return;
     }

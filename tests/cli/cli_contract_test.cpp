@@ -99,6 +99,23 @@ TEST(CliContract, ArgumentErrorsExitWithTheDocumentedCode) {
   }
 }
 
+// An export replaces an earlier one only with --force (as import does), and names its folder once:
+// "ext/" is shown as "ext", never "ext//kernel.cu".
+TEST(CliContract, ExportTorchReplacesNothingUnasked) {
+  TempDir dir;
+  const std::string out = (dir.path / "ext").string() + "/";
+  const std::string kernel = (fs::path(KEVO_SOURCE_DIR) / "tasks" / "gelu" / "baseline.cu").string();
+  auto first = kevo_run({"export-torch", "gelu", kernel, out});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_EQ(first.out.find("//"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find((dir.path / "ext").string() + "/{kernel.cu"), std::string::npos) << first.out;
+  auto again = kevo_run({"export-torch", "gelu", kernel, out});
+  EXPECT_EQ(again.exit_code, 21) << again.out << again.err;
+  EXPECT_NE(again.err.find("ext/kernel.cu exists: --force replaces"), std::string::npos) << again.err;
+  auto forced = kevo_run({"export-torch", "gelu", kernel, out, "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
+}
+
 TEST(CliContract, MissingCandidateIsABadArgumentNotAnInfrastructureError) {
   auto r = kevo_run({"eval", "gelu", "/nonexistent/cand.cu", "--compile-only"});
   EXPECT_EQ(r.exit_code, 21) << r.out << r.err;

@@ -1,5 +1,5 @@
 // A candidate's outcome: the first word of every verdict, and its names and exit codes. Its own file
-// so that the stored-JSON readers (bench/metrics, the store fuzzer) need not link the whole verdict.
+// so that code needing only the outcome and its names need not include the whole verdict.
 #pragma once
 
 #include <optional>

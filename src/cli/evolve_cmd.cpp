@@ -25,12 +25,12 @@
 #include "evolve/marker_evaluator.h"
 #include "evolve/task_context.h"
 #include "evolve/translate.h"
-#include "evolve/verifier_matrix.h"
 #include "interop/export.h"
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
 #include "llm/errors.h"
+#include "results/verifier_matrix.h"
 #include "store/run_db.h"
 #include "util/fs.h"
 #include "util/json_fields.h"
@@ -597,7 +597,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
               {"baseline", json::parse(r->baseline_json.empty() ? "null" : r->baseline_json, nullptr, false)},
               {"candidates", cs}};
     if (auto ev = (*db)->events(run); ev)
-      if (auto m = evolve::verifier_matrix(*ev, *cands); m.calls > 0) j["verifier"] = m.to_json();
+      if (auto m = results::verifier_matrix(*ev, *cands); m.calls > 0) j["verifier"] = m.to_json();
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -625,7 +625,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
   }
   std::printf("(* = became the best, with confidence)\n");
   if (auto ev = (*db)->events(run); ev) {
-    std::string m = evolve::verifier_matrix(*ev, *cands).to_text();
+    std::string m = results::verifier_matrix(*ev, *cands).to_text();
     if (!m.empty()) std::printf("\n%s", m.c_str());
   }
   if (f.contains("attempts")) {

@@ -13,8 +13,9 @@
 #include <spdlog/spdlog.h>
 
 #include "evolve/baseline_record.h"
-#include "evolve/baseline_summary.h"
 #include "evolve/run_state.h"
+#include "evolve/stored_verdict.h"
+#include "results/run_baseline.h"
 
 namespace kevo::evolve {
 namespace {
@@ -59,16 +60,16 @@ struct BaselineStep {
 std::optional<BaselineStep> reused_baseline(RunState& s, const BaselineKey& key) {
   auto rec = load_baseline_record(key, baseline_record_dir());
   // Profiles asked for and none recorded: the baseline is checked again, and profiled.
-  if (rec && s.opts.eval.profile && !rec->summary.contains("profile")) rec.reset();
   if (!rec) return std::nullopt;
-  json summary = rec->summary;
-  summary["reused"] = {{"verified_at", rec->verified_at}, {"key", key.to_json()}};
-  if (summary.contains("arch")) s.ev.remember_arch(summary.value("arch", ""));
+  results::RunBaseline base = results::baseline_from_json(rec->summary);
+  if (s.opts.eval.profile && base.profile.is_null()) return std::nullopt;
+  base.reused = results::RunBaseline::Reuse{rec->verified_at, key.to_json()};
+  if (!base.arch.empty()) s.ev.remember_arch(base.arch);
   s.emit("baseline_reused", {{"verified_at", rec->verified_at}, {"key", key.to_json()}});
   spdlog::info("the baseline of {} was verified on {} with this GPU, toolkit and kevo: reused (--reverify-baseline "
                "checks it again)",
                s.task.name, fmt::format("{:%Y-%m-%d %H:%M}", fmt::localtime(static_cast<std::time_t>(rec->verified_at))));
-  return BaselineStep{summary, true, ""};
+  return BaselineStep{base.to_json(), true, ""};
 }
 
 Result<BaselineStep> baseline_of(RunState& s) {
@@ -92,7 +93,7 @@ Result<BaselineStep> baseline_of(RunState& s) {
   // The pool's evaluators (other GPUs, other hosts) learned the architecture, not this one, which
   // compiles proposals ahead (warm): tell it.
   if (bv.compile) s.ev.remember_arch(bv.compile->arch_used);
-  json summary = baseline_summary(bv, s.ev.is_fake());
+  json summary = stored_baseline(bv, s.ev.is_fake()).to_json();
   if (key && bv.outcome == Outcome::Pass)
     if (auto st = save_baseline_record(*key, summary, baseline_record_dir()); !st)
       spdlog::warn("the baseline's record was not kept (the next run checks it again): {}", st.error().message);

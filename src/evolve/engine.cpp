@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
-#include "evolve/baseline_summary.h"
 #include "evolve/run_state.h"
+#include "evolve/stored_verdict.h"
 #include "evolve/task_context.h"
+#include "results/run_baseline.h"
+#include "results/run_config.h"
 #include "store/stop_reason.h"
 #include "util/json_fields.h"
 
@@ -66,11 +68,7 @@ Result<EngineOptions> options_of_run(const store::RunRow& run) {
   return o;
 }
 
-bool run_was_fake(const store::RunRow& run) {
-  json j = json::parse(run.config_json, nullptr, false);
-  const json* fake = j.is_object() && j.contains("fake_evaluator") ? &j["fake_evaluator"] : nullptr;
-  return fake && fake->is_boolean() && fake->get<bool>();
-}
+bool run_was_fake(const store::RunRow& run) { return results::config_from_text(run.config_json).fake_evaluator; }
 
 Status check_resume_evaluator(const store::RunRow& run, bool fake) {
   const bool was = run_was_fake(run);
@@ -149,7 +147,7 @@ Result<RunOutcome> finish(RunState& s, RunOutcome& out, store::RunStatus st, con
 // Between the baseline and the search: the prompts' task context, the baseline's program as one
 // seen, a resumed run's candidates replayed, and the run said started.
 Status start_search(RunState& s, const json& base, bool resumed) {
-  s.ctx = make_task_context(s.task, verdict_from_summary(base), s.ev.cuda_version(), load_abi_text());
+  s.ctx = make_task_context(s.task, baseline_verdict(results::baseline_from_json(base)), s.ev.cuda_version(), load_abi_text());
   if (!s.ctx.baseline_code.empty()) s.seen.emplace(s.ev.fingerprint(s.ctx.baseline_code), 0);
   KEVO_TRY(s.db.update_run(s.row));
   KEVO_TRY(replay_phase(s));

@@ -2,7 +2,7 @@
 // against a fixed checklist (compile, numerics, memory, hacks) and answers pass or fail with
 // reasons. It is never the gate: the checker judges every candidate as if there were no verifier,
 // and the answer is recorded beside the checker's verdict (a "verifier" event of the run) so that
-// its confusion matrix against the checker (verifier_matrix.h) shows whether it earns its cost.
+// its confusion matrix against the checker (results/verifier_matrix.h) shows whether it earns its cost.
 // Thread-safety: run_verifier may be called from several proposal threads (the client is).
 #pragma once
 

@@ -7,7 +7,7 @@
 #include "evolve/features.h"
 #include "evolve/run_schedule.h"
 #include "evolve/stored_verdict.h"
-#include "evolve/verifier_matrix.h"
+#include "results/verifier_matrix.h"
 
 namespace kevo::evolve {
 
@@ -140,7 +140,7 @@ Status store_proposal(RunState& s, store::CandidateRow c, const Proposal& p, con
   if (p.verifier) calls.push_back(verifier_call_row(s, *p.verifier));
   auto stored = record(s, std::move(c), calls);
   if (!stored) return stored.unexpected();
-  if (p.verifier) s.emit(kVerifierEvent, p.verifier->to_json(stored->id));
+  if (p.verifier) s.emit(results::kVerifierEvent, p.verifier->to_json(stored->id));
   if (s.ens) {
     bool improved = is_valid(*stored) && stored->speedup > p.job.parent_speedup;
     s.ens->reward(stored->model, improved ? 1.0 : 0.0);

@@ -9,7 +9,7 @@
 
 #include "evolve/llm_verifier.h"
 #include "evolve/prompts.h"
-#include "evolve/verifier_matrix.h"
+#include "results/verifier_matrix.h"
 #include "harness.h"
 #include "util/fs.h"
 
@@ -49,7 +49,7 @@ TEST(LlmVerifier, PromptCarriesTheKernelAndTheChecklist) {
 
 store::EventRow event(int64_t candidate, bool parsed, bool pass) {
   store::EventRow e;
-  e.kind = kVerifierEvent;
+  e.kind = results::kVerifierEvent;
   e.data_json = VerifierAnswer{.answered = true, .parsed = parsed, .pass = pass, .model = "fake:v",
                                .input_tokens = 10, .output_tokens = 5, .cost_usd = 0.01}
                     .to_json(candidate)
@@ -69,7 +69,7 @@ TEST(VerifierMatrix, CountsAgainstTheCheckersVerdict) {
                                   event(4, true, true),  event(5, true, false), event(6, true, false),
                                   event(7, false, false), event(99, true, true)};
   ev.push_back({.kind = "candidate", .data_json = "{}"});
-  VerifierMatrix m = verifier_matrix(ev, cands);
+  results::VerifierMatrix m = results::verifier_matrix(ev, cands);
   EXPECT_EQ(m.tp, 2);  // incorrect, unsafe: failed by both
   EXPECT_EQ(m.fp, 1);  // a passing kernel it would have thrown away
   EXPECT_EQ(m.tn, 1);
@@ -85,8 +85,8 @@ TEST(VerifierMatrix, CountsAgainstTheCheckersVerdict) {
   EXPECT_TRUE(contains(t, "LLM verifier (fake:v) against the checker, 5 candidates judged by both")) << t;
   EXPECT_TRUE(contains(t, "precision 0.67")) << t;
   EXPECT_EQ(m.to_json()["fp"], 1);
-  EXPECT_EQ(verifier_matrix({}, cands).to_text(), "");
-  EXPECT_FALSE(verifier_matrix({}, cands).precision());
+  EXPECT_EQ(results::verifier_matrix({}, cands).to_text(), "");
+  EXPECT_FALSE(results::verifier_matrix({}, cands).precision());
 }
 
 // Proposals cycle through four kinds; the reviewing rule fails kernels that say "incorrect" in
@@ -133,7 +133,7 @@ TEST(VerifierRun, EveryCandidateIsJudgedByTheCheckerAndTheReviewRecorded) {
   EXPECT_EQ(passed, 4);
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
-  VerifierMatrix m = verifier_matrix(*ev, cands);
+  results::VerifierMatrix m = results::verifier_matrix(*ev, cands);
   EXPECT_EQ(m.calls, 8);
   EXPECT_EQ(m.tp, 2);
   EXPECT_EQ(m.fp, 2);
@@ -168,7 +168,7 @@ TEST(VerifierRun, ADeadVerifierServerStopsNothing) {
   EXPECT_EQ(passed, 2);
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
-  VerifierMatrix m = verifier_matrix(*ev, cands);
+  results::VerifierMatrix m = results::verifier_matrix(*ev, cands);
   EXPECT_EQ(m.calls, 4);
   EXPECT_EQ(m.unanswered, 4);
   EXPECT_EQ(m.judged(), 0);
@@ -183,7 +183,7 @@ TEST(VerifierRun, WithoutAVerifierNothingIsAskedOrRecorded) {
   for (const auto& p : h.server.prompts()) EXPECT_FALSE(contains(p, "## Checklist"));
   auto ev = h.db->events(out->run_id);
   ASSERT_TRUE(ev);
-  EXPECT_EQ(verifier_matrix(*ev, h.candidates(out->run_id)).calls, 0);
+  EXPECT_EQ(results::verifier_matrix(*ev, h.candidates(out->run_id)).calls, 0);
 }
 
 // kevo's adversarial and good kernels (tests/gpu/kernels/manifest.toml) reviewed by a loopback
@@ -221,10 +221,10 @@ TEST(VerifierRun, MatrixOverTheManifestKernels) {
     (c.passed() ? good : bad) += 1;
     VerifierAnswer a = run_verifier(*h.client, ctx, *src, c.id, h.cancel);
     ASSERT_TRUE(a.parsed) << a.error << a.reasons;
-    events.push_back({.kind = kVerifierEvent, .data_json = a.to_json(c.id).dump()});
+    events.push_back({.kind = results::kVerifierEvent, .data_json = a.to_json(c.id).dump()});
     cands.push_back(c);
   }
-  VerifierMatrix m = verifier_matrix(events, cands);
+  results::VerifierMatrix m = results::verifier_matrix(events, cands);
   std::printf("VERIFIER_MATRIX manifest %s\n", m.to_json().dump().c_str());
   EXPECT_EQ(m.tp + m.fn, bad);
   EXPECT_EQ(m.fp + m.tn, good);

@@ -12,9 +12,10 @@
 #include "bench/suite_runner.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"
+#include "cli/evaluator_factory.h"
 #include "cli/pool_args.h"
+#include "cli/signal_guard.h"
 #include "cli/task_arg.h"
-#include "evolve/marker_evaluator.h"
 #include "evolve/task_context.h"
 #include "lint/suite.h"
 #include "llm/config.h"
@@ -111,14 +112,7 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     if (!e) return bench_fail(e.error().message);
     ensemble = std::move(*e);
   }
-  std::unique_ptr<evolve::CandidateEvaluator> evaluator;
-  if (a.fake_gpu) {
-    std::fprintf(stderr, "kevo bench: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
-                         "this run proves nothing about any kernel\n");
-    evaluator = std::make_unique<evolve::MarkerEvaluator>();
-  } else {
-    evaluator = evolve::make_gpu_evaluator(0);
-  }
+  std::unique_ptr<evolve::CandidateEvaluator> evaluator = make_evaluator_said(a.fake_gpu, "kevo bench");
 
   bench::BenchSetup setup;
   setup.tasks = *tasks;
@@ -157,9 +151,10 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     shown = false;
     std::fprintf(stderr, "%s\n", line.c_str());
   };
-  auto previous = std::signal(SIGINT, on_bench_sigint);
-  auto out = bench::run_bench(**db, setup);
-  std::signal(SIGINT, previous);
+  auto out = [&] {
+    SignalGuard sigint(SIGINT, on_bench_sigint);
+    return bench::run_bench(**db, setup);
+  }();
   if (shown) std::fprintf(stderr, "\n");
   if (!out) return bench_fail(out.error().message, 3);
 

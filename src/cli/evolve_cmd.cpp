@@ -14,18 +14,19 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/evaluator_factory.h"
 #include "cli/evolve_launch.h"
 #include "cli/pool_args.h"
+#include "cli/signal_guard.h"
 #include "cli/task_arg.h"
 #include "check/evaluator.h"
 #include "check/profile_diagnosis.h"
 #include "evolve/engine.h"
 #include "evolve/eval_pool.h"
-#include "evolve/export.h"
-#include "evolve/marker_evaluator.h"
 #include "evolve/task_context.h"
 #include "evolve/translate.h"
 #include "interop/export.h"
+#include "interop/standalone_export.h"
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/ensemble.h"
@@ -319,13 +320,6 @@ Status ping_models(llm::LlmConfig cfg) {
   return {};
 }
 
-std::unique_ptr<evolve::CandidateEvaluator> evaluator_of(bool fake_gpu, const char* prog) {
-  if (!fake_gpu) return evolve::make_gpu_evaluator(0);
-  std::fprintf(stderr, "%s: --fake-gpu: verdicts come from '// fake:' markers, not a GPU; "
-                       "this run proves nothing about any kernel\n", prog);
-  return std::make_unique<evolve::MarkerEvaluator>();
-}
-
 // The summary of a finished engine run; returns the exit code.
 int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::string& dbpath, const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
@@ -411,7 +405,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   if (!models) return evolve_fail(models.error().message);
   if (auto ping = ping_models(*lcfg); !ping) return evolve_fail(ping.error().message, 3);
   if (auto probed = probe_gpus(launch.pool, launch.fake_gpu); !probed) return evolve_fail(probed.error().message, 3);
-  auto evaluator = evaluator_of(launch.fake_gpu, "kevo evolve");
+  auto evaluator = make_evaluator_said(launch.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
   const Task& task = plan->task;
   std::fprintf(stderr, "kevo evolve: run database %s\n", (*db)->where().c_str());
@@ -419,23 +413,17 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
     std::fprintf(stderr, "kevo evolve: upgraded its schema; the file as it was is kept in %s\n",
                  (*db)->backup().c_str());
 
-  auto previous = std::signal(SIGINT, on_evolve_sigint);
+  SignalGuard sigint(SIGINT, on_evolve_sigint);
   // A task imported from PyTorch has no baseline.cu until the translate stage writes one.
   if (!plan->resumed && !task.has_baseline()) {
     std::fprintf(stderr, "kevo evolve: task '%s' has no baseline.cu: translating its PyTorch reference first\n",
                  task.name.c_str());
     evolve::TranslateOptions t;
     t.eval = plan->opts.eval;
-    if (int rc = translate_and_report("kevo evolve", task, *evaluator, **db, ens, t, true); rc != 0) {
-      std::signal(SIGINT, previous);
-      return rc;
-    }
+    if (int rc = translate_and_report("kevo evolve", task, *evaluator, **db, ens, t, true); rc != 0) return rc;
   }
   auto pool = pool_of(launch.pool, launch.fake_gpu, cmd, **db, task, dbpath, "kevo evolve");
-  if (!pool) {
-    std::signal(SIGINT, previous);
-    return evolve_fail(pool.error().message);
-  }
+  if (!pool) return evolve_fail(pool.error().message);
   auto gpu_util = gpu_util_of(launch.pool, launch.fake_gpu, "kevo evolve");
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_pool(pool->get());
@@ -445,7 +433,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   engine.set_progress([&](const evolve::Progress& p) { printer(p); });
   if (*events) engine.set_events(events->get());
   auto out = plan->resumed ? engine.resume(plan->resumed->id, plan->opts) : engine.start(plan->opts);
-  std::signal(SIGINT, previous);
+  sigint.restore();
   printer.end();
   if (!out) return evolve_fail(out.error().message, 3);
   return report_evolve(*out, task, dbpath, ens);
@@ -475,16 +463,14 @@ int run_translate(const TranslateArgs& a) {
   if (lcfg->models.empty()) return fail_with("no model configured: " + evolve::translate_needs_model_note());
   auto models = models_of(*lcfg, **db, 0);
   if (!models) return fail_with(models.error().message);
-  auto evaluator = evaluator_of(a.fake_gpu, "kevo translate");
+  auto evaluator = make_evaluator_said(a.fake_gpu, "kevo translate");
   std::fprintf(stderr, "kevo translate: run database %s\n", (*db)->where().c_str());
   evolve::TranslateOptions o;
   o.rounds = a.rounds;
   o.force = a.force;
   o.eval.seeds = a.seeds;
-  auto previous = std::signal(SIGINT, on_evolve_sigint);
-  int rc = translate_and_report("kevo translate", *task, *evaluator, **db, models->ensemble.get(), o, false);
-  std::signal(SIGINT, previous);
-  return rc;
+  SignalGuard sigint(SIGINT, on_evolve_sigint);
+  return translate_and_report("kevo translate", *task, *evaluator, **db, models->ensemble.get(), o, false);
 }
 
 json final_of(const store::RunRow& r) {
@@ -751,7 +737,7 @@ int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const 
     if (rc != 0 || out_dir.empty()) return rc;  // -o as well: the standalone files too
   }
   std::string dir = out_dir.empty() ? fmt::format("kevo-export-{}-run{}", r->task, run) : out_dir;
-  auto files = evolve::export_kernel(*task, c->source, prov, dir, config, arch);
+  auto files = interop::export_kernel(*task, c->source, prov, dir, config, arch);
   if (!files) {
     std::fprintf(stderr, "kevo export: %s\n", files.error().message.c_str());
     return 2;

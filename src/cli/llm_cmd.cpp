@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/signal_guard.h"
 #include "llm/client.h"
 #include "llm/errors.h"
 #include "llm/model_spec.h"
@@ -56,9 +57,10 @@ int ping(const LlmOptions& o, const std::string& spec, const std::string& prompt
   }
   llm::ChatRequest req = llm::ChatRequest::user(prompt);
   req.max_tokens = max_tokens;
-  auto previous = std::signal(SIGINT, on_sigint);
-  auto r = (*client)->chat(req, g_cancel);
-  std::signal(SIGINT, previous);
+  auto r = [&] {
+    SignalGuard sigint(SIGINT, on_sigint);
+    return (*client)->chat(req, g_cancel);
+  }();
   if (!r) {
     std::fprintf(stderr, "kevo llm ping: %s\n", r.error().message.c_str());
     return llm::error_kind(r.error()) == llm::ErrorKind::kCancelled ? 130 : 1;

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "evolve/marker_evaluator.h"
+#include "cli/evaluator_factory.h"
 #include "util/nvml.h"
 
 namespace kevo::cli {
@@ -37,8 +37,7 @@ Result<std::unique_ptr<evolve::EvalPool>> pool_of(const PoolArgs& a, bool fake_g
   *gpus = std::move(slots);
   std::vector<std::unique_ptr<evolve::CandidateEvaluator>> evs;
   for (size_t i = 0; i < gpus->size(); ++i)
-    evs.push_back(fake_gpu ? std::unique_ptr<evolve::CandidateEvaluator>(std::make_unique<evolve::MarkerEvaluator>())
-                           : evolve::make_gpu_evaluator(0));
+    evs.push_back(make_evaluator(fake_gpu));
   if (!queue) return evolve::make_local_pool(std::move(evs), std::move(*gpus), task);
   evolve::QueuePoolOptions qo;
   qo.slots = a.queue_slots;

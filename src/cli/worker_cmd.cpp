@@ -9,8 +9,9 @@
 
 #include "check/evaluator.h"
 #include "cli/commands.h"
+#include "cli/evaluator_factory.h"
+#include "cli/signal_guard.h"
 #include "evolve/eval_pool.h"
-#include "evolve/marker_evaluator.h"
 #include "evolve/worker.h"
 #include "store/run_db.h"
 
@@ -39,9 +40,7 @@ int worker_fail(const std::string& msg, int code = 2) {
 Result<evolve::WorkerStats> work_gpu(const WorkerArgs& a, const std::string& gpu, const std::string& name) {
   auto db = store::RunDb::open(a.db);
   if (!db) return db.unexpected();
-  std::unique_ptr<evolve::CandidateEvaluator> ev =
-      a.fake_gpu ? std::unique_ptr<evolve::CandidateEvaluator>(std::make_unique<evolve::MarkerEvaluator>())
-                 : evolve::make_gpu_evaluator(0);
+  std::unique_ptr<evolve::CandidateEvaluator> ev = make_evaluator(a.fake_gpu);
   evolve::WorkerOptions o;
   o.name = name;
   o.gpu = gpu;
@@ -74,20 +73,19 @@ int run_worker_cmd(const WorkerArgs& a) {
                                      host, gpu.empty() ? "gpu" : "gpu" + gpu, h.error().message),
                          3);
   }
-  auto prev_term = std::signal(SIGTERM, on_worker_signal);
-  auto prev_int = std::signal(SIGINT, on_worker_signal);
   std::vector<Result<evolve::WorkerStats>> results(gpus->size(), fail("not run"));
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < gpus->size(); ++i) {
-    const std::string gpu = (*gpus)[i];
-    const std::string name = host + "/" + (gpu.empty() ? "gpu" : "gpu" + gpu);
-    std::fprintf(stderr, "kevo worker: %s takes jobs from %s%s\n", name.c_str(), where.c_str(),
-                 a.fake_gpu ? " (fake evaluator: '// fake:' markers, no GPU)" : "");
-    threads.emplace_back([&, i, gpu, name] { results[i] = work_gpu(a, gpu, name); });
+  {
+    SignalGuard sigterm(SIGTERM, on_worker_signal), sigint(SIGINT, on_worker_signal);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < gpus->size(); ++i) {
+      const std::string gpu = (*gpus)[i];
+      const std::string name = host + "/" + (gpu.empty() ? "gpu" : "gpu" + gpu);
+      std::fprintf(stderr, "kevo worker: %s takes jobs from %s%s\n", name.c_str(), where.c_str(),
+                   a.fake_gpu ? " (fake evaluator: '// fake:' markers, no GPU)" : "");
+      threads.emplace_back([&, i, gpu, name] { results[i] = work_gpu(a, gpu, name); });
+    }
+    for (auto& t : threads) t.join();
   }
-  for (auto& t : threads) t.join();
-  std::signal(SIGTERM, prev_term);
-  std::signal(SIGINT, prev_int);
   int rc = 0, done = 0, superseded = 0, lost = 0;
   for (const auto& r : results) {
     if (!r) {

@@ -4,84 +4,31 @@
 #include <nlohmann/json.hpp>
 
 #include "store/pg_session.h"
+#include "store/row_columns.h"
 
 namespace kevo::store {
 
 namespace {
 
+using detail::ids_json;
+using detail::kCandidateColumns;
+using detail::kRunColumns;
 using detail::str;
 
-std::string ids_json(const std::vector<int64_t>& v) { return nlohmann::json(v).dump(); }
-std::vector<int64_t> ids_from(const std::string& s) {
-  auto j = nlohmann::json::parse(s, nullptr, false);
-  std::vector<int64_t> out;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_number_integer()) out.push_back(x.get<int64_t>());
-  return out;
-}
-
-constexpr const char* kCandidateColumns =
-    "id, run_id, seq, generation, island, repair_round, operator, parents, model, prompt, answer, "
-    "name, rationale, source, outcome, reason, message, compile, verdict, features, flags, "
-    "speedup, speedup_lo, speedup_hi, time_ms, accepted, created_at";
-
-CandidateRow read_candidate(const pqxx::row& row) {
-  CandidateRow c;
+// A result row's columns in order.
+struct PgCursor {
+  const pqxx::row& row;
   int i = 0;
-  c.id = row[i++].as<int64_t>();
-  c.run_id = row[i++].as<int64_t>();
-  c.seq = row[i++].as<int>();
-  c.generation = row[i++].as<int>();
-  c.island = row[i++].as<int>();
-  c.repair_round = row[i++].as<int>();
-  c.op = str(row[i++]);
-  c.parents = ids_from(str(row[i++]));
-  c.model = str(row[i++]);
-  c.prompt = str(row[i++]);
-  c.answer = str(row[i++]);
-  c.name = str(row[i++]);
-  c.rationale = str(row[i++]);
-  c.source = str(row[i++]);
-  c.outcome = candidate_outcome_or_unknown(str(row[i++]));
-  c.reason = str(row[i++]);
-  c.message = str(row[i++]);
-  c.compile_json = str(row[i++]);
-  c.verdict_json = str(row[i++]);
-  c.features_json = str(row[i++]);
-  c.flags_json = str(row[i++]);
-  c.speedup = row[i++].as<double>();
-  c.speedup_lo = row[i++].as<double>();
-  c.speedup_hi = row[i++].as<double>();
-  c.time_ms = row[i++].as<double>();
-  c.accepted = row[i++].as<bool>();
-  c.created_at = row[i++].as<double>();
-  return c;
-}
+  int64_t int64() { return row[i++].as<int64_t>(); }
+  int int32() { return row[i++].as<int>(); }
+  double real() { return row[i++].as<double>(); }
+  std::string text() { return str(row[i++]); }
+  bool flag() { return row[i++].as<bool>(); }
+};
 
-constexpr const char* kRunColumns =
-    "id, created_at, updated_at, task, task_dir, strategy, config, status, stop_reason, "
-    "best_candidate, best_speedup, baseline, final, note";
+CandidateRow read_candidate(const pqxx::row& row) { return detail::read_candidate_columns(PgCursor{row}); }
 
-RunRow read_run(const pqxx::row& row) {
-  RunRow r;
-  int i = 0;
-  r.id = row[i++].as<int64_t>();
-  r.created_at = row[i++].as<double>();
-  r.updated_at = row[i++].as<double>();
-  r.task = str(row[i++]);
-  r.task_dir = str(row[i++]);
-  r.strategy = str(row[i++]);
-  r.config_json = str(row[i++]);
-  r.status = parse_run_status(str(row[i++]));
-  r.stop_reason = str(row[i++]);
-  r.best_candidate = row[i++].as<int64_t>();
-  r.best_speedup = row[i++].as<double>();
-  r.baseline_json = str(row[i++]);
-  r.final_json = str(row[i++]);
-  r.note = str(row[i++]);
-  return r;
-}
+RunRow read_run(const pqxx::row& row) { return detail::read_run_columns(PgCursor{row}); }
 
 template <class Read>
 auto all_rows(const pqxx::result& res, Read read) -> std::vector<decltype(read(res[0]))> {

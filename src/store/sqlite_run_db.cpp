@@ -3,86 +3,34 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/row_columns.h"
+
 namespace kevo::store {
 
 namespace {
 
+using detail::ids_json;
+using detail::kCandidateColumns;
+using detail::kRunColumns;
 using detail::all_rows;
 using detail::Binder;
 using detail::Stmt;
 using detail::text;
 
-std::string ids_json(const std::vector<int64_t>& v) { return nlohmann::json(v).dump(); }
-std::vector<int64_t> ids_from(const std::string& s) {
-  auto j = nlohmann::json::parse(s, nullptr, false);
-  std::vector<int64_t> out;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_number_integer()) out.push_back(x.get<int64_t>());
-  return out;
-}
-
-constexpr const char* kCandidateColumns =
-    "id, run_id, seq, generation, island, repair_round, operator, parents, model, prompt, answer, "
-    "name, rationale, source, outcome, reason, message, compile, verdict, features, flags, "
-    "speedup, speedup_lo, speedup_hi, time_ms, accepted, created_at";
-
-CandidateRow read_candidate(sqlite3_stmt* s) {
-  CandidateRow c;
+// A statement's current row's columns in order.
+struct SqliteCursor {
+  sqlite3_stmt* s;
   int i = 0;
-  c.id = sqlite3_column_int64(s, i++);
-  c.run_id = sqlite3_column_int64(s, i++);
-  c.seq = sqlite3_column_int(s, i++);
-  c.generation = sqlite3_column_int(s, i++);
-  c.island = sqlite3_column_int(s, i++);
-  c.repair_round = sqlite3_column_int(s, i++);
-  c.op = text(s, i++);
-  c.parents = ids_from(text(s, i++));
-  c.model = text(s, i++);
-  c.prompt = text(s, i++);
-  c.answer = text(s, i++);
-  c.name = text(s, i++);
-  c.rationale = text(s, i++);
-  c.source = text(s, i++);
-  c.outcome = candidate_outcome_or_unknown(text(s, i++));
-  c.reason = text(s, i++);
-  c.message = text(s, i++);
-  c.compile_json = text(s, i++);
-  c.verdict_json = text(s, i++);
-  c.features_json = text(s, i++);
-  c.flags_json = text(s, i++);
-  c.speedup = sqlite3_column_double(s, i++);
-  c.speedup_lo = sqlite3_column_double(s, i++);
-  c.speedup_hi = sqlite3_column_double(s, i++);
-  c.time_ms = sqlite3_column_double(s, i++);
-  c.accepted = sqlite3_column_int(s, i++) != 0;
-  c.created_at = sqlite3_column_double(s, i++);
-  return c;
-}
+  int64_t int64() { return sqlite3_column_int64(s, i++); }
+  int int32() { return sqlite3_column_int(s, i++); }
+  double real() { return sqlite3_column_double(s, i++); }
+  std::string text() { return detail::text(s, i++); }
+  bool flag() { return sqlite3_column_int(s, i++) != 0; }
+};
 
-constexpr const char* kRunColumns =
-    "id, created_at, updated_at, task, task_dir, strategy, config, status, stop_reason, "
-    "best_candidate, best_speedup, baseline, final, note";
+CandidateRow read_candidate(sqlite3_stmt* s) { return detail::read_candidate_columns(SqliteCursor{s}); }
 
-RunRow read_run(sqlite3_stmt* s) {
-  RunRow r;
-  int i = 0;
-  r.id = sqlite3_column_int64(s, i++);
-  r.created_at = sqlite3_column_double(s, i++);
-  r.updated_at = sqlite3_column_double(s, i++);
-  r.task = text(s, i++);
-  r.task_dir = text(s, i++);
-  r.strategy = text(s, i++);
-  r.config_json = text(s, i++);
-  r.status = parse_run_status(text(s, i++));
-  r.stop_reason = text(s, i++);
-  r.best_candidate = sqlite3_column_int64(s, i++);
-  r.best_speedup = sqlite3_column_double(s, i++);
-  r.baseline_json = text(s, i++);
-  r.final_json = text(s, i++);
-  r.note = text(s, i++);
-  return r;
-}
+RunRow read_run(sqlite3_stmt* s) { return detail::read_run_columns(SqliteCursor{s}); }
 
 }  // namespace
 

@@ -1,17 +1,23 @@
-// kevo export: the files are written and compile with nvcc (no GPU needed to compile).
+// kevo export: the winner as a standalone kernel and host example; the files are written and compile with nvcc (no GPU needed to compile).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
-#include "evolve/export.h"
-#include "harness.h"
+#include "interop/standalone_export.h"
+#include "support/temp_dir.h"
 #include "util/fs.h"
-#include "util/subprocess.h"
 
-namespace kevo::evolve {
+namespace kevo::interop {
 namespace {
 
-using namespace testing;
+std::filesystem::path temp_dir(const std::string& tag) {
+  return kevo::test::temp_dir_until_exit("kevo-export-test-" + tag);
+}
+
+void write(const std::filesystem::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 std::string nvcc_path() {
   for (const char* p : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
@@ -110,4 +116,4 @@ held_out = true
 }
 
 }  // namespace
-}  // namespace kevo::evolve
+}  // namespace kevo::interop

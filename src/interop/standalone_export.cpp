@@ -1,11 +1,11 @@
-#include "evolve/export.h"
+#include "interop/standalone_export.h"
 
 #include <fmt/format.h>
 
 #include "task/resolved.h"
 #include "util/fs.h"
 
-namespace kevo::evolve {
+namespace kevo::interop {
 
 namespace {
 
@@ -225,4 +225,4 @@ Result<ExportedFiles> export_kernel(const Task& task, const std::string& source,
   return f;
 }
 
-}  // namespace kevo::evolve
+}  // namespace kevo::interop

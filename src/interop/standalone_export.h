@@ -10,7 +10,7 @@
 #include "task/task.h"
 #include "util/result.h"
 
-namespace kevo::evolve {
+namespace kevo::interop {
 
 struct ExportedFiles {
   std::filesystem::path kernel, main, header, readme;
@@ -26,4 +26,4 @@ Result<ExportedFiles> export_kernel(const Task& task, const std::string& source,
 // The host example's source (for tests).
 Result<std::string> host_example(const Task& task, const Config& cfg, const std::string& arch);
 
-}  // namespace kevo::evolve
+}  // namespace kevo::interop

@@ -1,0 +1,91 @@
+// Internal to store/: what the two backends (sqlite_run_db, pg_run_db) share about a row: the
+// column lists of runs and candidates, in one order, and the reading of a row in that order from
+// either backend's cursor, so that a new column is added once for both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/records.h"
+
+namespace kevo::store::detail {
+
+inline constexpr const char* kCandidateColumns =
+    "id, run_id, seq, generation, island, repair_round, operator, parents, model, prompt, answer, "
+    "name, rationale, source, outcome, reason, message, compile, verdict, features, flags, "
+    "speedup, speedup_lo, speedup_hi, time_ms, accepted, created_at";
+
+inline constexpr const char* kRunColumns =
+    "id, created_at, updated_at, task, task_dir, strategy, config, status, stop_reason, "
+    "best_candidate, best_speedup, baseline, final, note";
+
+// A candidate's parents as stored: a JSON array of ids.
+inline std::string ids_json(const std::vector<int64_t>& v) { return nlohmann::json(v).dump(); }
+// The ids of a stored array; anything else in it (or damaged text) is left out.
+inline std::vector<int64_t> ids_from(const std::string& s) {
+  auto j = nlohmann::json::parse(s, nullptr, false);
+  std::vector<int64_t> out;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_number_integer()) out.push_back(x.get<int64_t>());
+  return out;
+}
+
+// `Cursor` reads the next column of a row: int64(), int32(), real(), text(), flag().
+template <class Cursor>
+CandidateRow read_candidate_columns(Cursor c) {
+  CandidateRow r;
+  r.id = c.int64();
+  r.run_id = c.int64();
+  r.seq = c.int32();
+  r.generation = c.int32();
+  r.island = c.int32();
+  r.repair_round = c.int32();
+  r.op = c.text();
+  r.parents = ids_from(c.text());
+  r.model = c.text();
+  r.prompt = c.text();
+  r.answer = c.text();
+  r.name = c.text();
+  r.rationale = c.text();
+  r.source = c.text();
+  r.outcome = candidate_outcome_or_unknown(c.text());
+  r.reason = c.text();
+  r.message = c.text();
+  r.compile_json = c.text();
+  r.verdict_json = c.text();
+  r.features_json = c.text();
+  r.flags_json = c.text();
+  r.speedup = c.real();
+  r.speedup_lo = c.real();
+  r.speedup_hi = c.real();
+  r.time_ms = c.real();
+  r.accepted = c.flag();
+  r.created_at = c.real();
+  return r;
+}
+
+template <class Cursor>
+RunRow read_run_columns(Cursor c) {
+  RunRow r;
+  r.id = c.int64();
+  r.created_at = c.real();
+  r.updated_at = c.real();
+  r.task = c.text();
+  r.task_dir = c.text();
+  r.strategy = c.text();
+  r.config_json = c.text();
+  r.status = parse_run_status(c.text());
+  r.stop_reason = c.text();
+  r.best_candidate = c.int64();
+  r.best_speedup = c.real();
+  r.baseline_json = c.text();
+  r.final_json = c.text();
+  r.note = c.text();
+  return r;
+}
+
+}  // namespace kevo::store::detail

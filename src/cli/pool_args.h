@@ -19,7 +19,7 @@ struct PoolArgs {
   bool queue = false;
   int queue_slots = 16;
   // Evaluations in flight on each GPU (--evals-per-gpu); 0: two on a real GPU (one's checks and
-  // compile beside the other's timing: 142 -> 158 candidates/min on an H200, three fell to 128),
+  // compile beside the other's timing raise the throughput; three lowered it),
   // one with --fake-gpu, whose runs stay the serial loop.
   int evals_per_gpu = 0;
 };

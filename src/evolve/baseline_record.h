@@ -1,4 +1,4 @@
-// Baselines verified once (issue 16): a task's baseline checked against its reference and timed is
+// Baselines verified once: a task's baseline checked against its reference and timed is
 // recorded under a key of everything that could change that verdict: the task's files, the GPUs
 // (model and driver), the CUDA toolkit, and kevo itself (the kevo and kevo-runner executables, by
 // content). A later run with the same key reuses the record and says so, instead of spending the

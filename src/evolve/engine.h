@@ -48,8 +48,8 @@ struct EngineOptions {
   Budgets budgets;
   // Seeds, timeouts, and the search's timing budget; held-out flags are set here. The search
   // times every candidate for kSearchTimeBudgetS: a timing that runs to its budget is most of an
-  // evaluation, and one GPU times one candidate at a time (H200, softmax: 14 candidates/min at 4 s,
-  // 40 at 1 s). Its figures are the search's, with the allowance each verdict states (twice the
+  // evaluation, and one GPU times one candidate at a time, so the budget sets how many candidates
+  // a minute the search sees. Its figures are the search's, with the allowance each verdict states (twice the
   // checker's clock's interval where that exceeds 3%); the finalists are re-timed on held-out
   // shapes for verify_time_budget_s, and only that figure is a winner's.
   EvalOptions eval = [] {

@@ -14,9 +14,9 @@ namespace {
 class GpuEvaluator final : public CandidateEvaluator {
  public:
   // Runners are started ahead for the next two evaluations (each takes the candidate's and the
-  // oracle's): a run evaluates many candidates of one task, and each would otherwise wait ~0.2-0.4 s
-  // for its two. Two spares were too few on an H200: a candidate rejected in 0.1 s left the next
-  // one waiting 0.4-0.6 s for runners still starting.
+  // oracle's): a run evaluates many candidates of one task, and each would otherwise wait for its
+  // two. Two spares were too few: a candidate rejected quickly left the next one waiting for
+  // runners still starting.
   explicit GpuEvaluator(int threads) : pool_(threads) { WarmRunners::set_spares(4); }
 
   Verdict evaluate(const Task& task, const std::filesystem::path& source_file,

@@ -1,4 +1,4 @@
-// The LLM verifier (issue 22): before a candidate is compiled, a configurable model reviews it
+// The LLM verifier: before a candidate is compiled, a configurable model reviews it
 // against a fixed checklist (compile, numerics, memory, hacks) and answers pass or fail with
 // reasons. It is never the gate: the checker judges every candidate as if there were no verifier,
 // and the answer is recorded beside the checker's verdict (a "verifier" event of the run) so that

@@ -25,7 +25,7 @@ struct PoolServerOptions {
   std::chrono::milliseconds refill_delay{300};
   // ... and, while a runner handed out is still alive, not before this long after the last take:
   // a cold evaluation compiles for ~0.5 s and checks correctness after that, so a refill at 300 ms
-  // lands in its correctness and doubled it (H200, 2026-11-28: 0.14 -> 0.24 s). Once every runner
+  // lands in its correctness check and slows it down. Once every runner
   // out has ended (the evaluation is over) the refill starts at once.
   std::chrono::milliseconds busy_refill_delay{3000};
 };

@@ -106,8 +106,8 @@ class Warm {
  private:
   // Starts what the first kind short of its count lacks, up to kStartsAtOnce runners side by side
   // under one hold of the GPU's shared lock, and sleeps when none is short. A kind counts as short
-  // once it lacks that many (or has none ready): CUDA contexts made side by side cost ~150 ms each
-  // on an H200 against ~220 ms one after another, and every hold of the lock is time a timing on
+  // once it lacks that many (or has none ready): CUDA contexts made side by side cost less each
+  // than one after another, and every hold of the lock is time a timing on
   // that GPU waits (docs/measurements/2026-11-28-h200-0415afa-candidate-slab.md).
   void loop() {
     for (;;) {

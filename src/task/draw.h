@@ -110,9 +110,9 @@ KEVO_HD double draw_add(double a, double b) {
 #endif
 }
 
-// The value of element i in a timed call (DrawSpec::timed; runner time_batch, issue 13): the same
-// families as draw_value at memory speed (2^29 f32 normal values in 0.7 ms on an H100, where
-// draw_value's double-precision Box-Muller takes 5.8 ms and kept the outside clock imprecise).
+// The value of element i in a timed call (DrawSpec::timed; runner time_batch): the same families
+// as draw_value at memory speed (draw_value's double-precision Box-Muller is several times slower
+// and kept the outside clock imprecise).
 // Normal values are the Irwin-Hall sum of four 16-bit uniforms, scaled to variance 1 (|z| <= 3.46):
 // integer hashing and correctly rounded arithmetic only, so normal, uniform and int draws are the
 // same bits on the host and the device; lognormal, Laplace and exponential go through exp/log,

@@ -111,7 +111,7 @@ TEST(BenchPlan, SkipsFinishedResumesInterruptedStartsTheRest) {
   EXPECT_EQ(p[4].action, Action::kSkip);
 }
 
-// Issue 17: a run that failed because the machine could not run it (no GPU) is not "done".
+// A run that failed because the machine could not run it (no GPU) is not "done".
 TEST(BenchPlan, RetriesRunsThatFailedForInfrastructure) {
   RunKey key{"eoh", "m", false};
   auto row = [&](int64_t id, const std::string& task, const std::string& stop, const std::string& base_outcome) {

@@ -1,4 +1,4 @@
-// The command line's contract (issue 15): --version, argument errors with each command's
+// The command line's contract: --version, argument errors with each command's
 // documented exit code (never CLI11's 100-series), unknown commands named with the closest one,
 // `--events jsonl` without a file, `kevo doctor`'s table, and examples at the end of every --help.
 #include <gtest/gtest.h>

@@ -98,7 +98,7 @@ TEST(EvalCli, BadTaskAndMissingFilesAreClear) {
   EXPECT_EQ(r.exit_code, 21);
   EXPECT_NE(r.err.find("/nonexistent/task"), std::string::npos) << r.err;
   auto m = kevo_run({"eval", "gelu", "/nonexistent/cand.cu", "--compile-only"});
-  EXPECT_EQ(m.exit_code, 21) << m.out;  // a bad argument, not an infrastructure error (issue 15)
+  EXPECT_EQ(m.exit_code, 21) << m.out;  // a bad argument, not an infrastructure error
   EXPECT_NE(m.err.find("/nonexistent/cand.cu"), std::string::npos) << m.err;
   auto n = kevo_run({"eval", "gelu"});
   EXPECT_EQ(n.exit_code, 21);

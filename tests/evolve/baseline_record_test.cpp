@@ -1,4 +1,4 @@
-// Baselines verified once (issue 16): the record's key covers the task's files, the GPUs, the
+// Baselines verified once: the record's key covers the task's files, the GPUs, the
 // toolkit and kevo; a run reuses a matching record instead of checking the baseline again, and
 // says so; any change, or --reverify-baseline, checks it again.
 #include <cstdlib>

@@ -600,7 +600,7 @@ TEST(Verification, TheWinnerIsTimedAgainstPyTorchOnceWhenTheTaskHasAReference) {
   EXPECT_NE(out->verification.back().pytorch_line.find("vs PyTorch: eager"), std::string::npos);
 }
 
-// Profiles (issue 22): with --profile every passing candidate and the baseline carry a profile,
+// Profiles: with --profile every passing candidate and the baseline carry a profile,
 // and a child's prompt carries its parent's diagnosis next to its speedup; the switch leaves it out.
 PresetRun run_profiled(bool feedback, bool profile = true) {
   Harness h([](const std::string&, int n) {

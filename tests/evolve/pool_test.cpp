@@ -299,7 +299,7 @@ TEST(EvalQueue, AResumedCoordinatorClosesWhatTheLastOneLeftQueued) {
   EXPECT_EQ(jobs->front().seq, 3);
 }
 
-// Progress a person can read (issue 16): the status line names the step, the search has an ETA.
+// Progress a person can read: the status line names the step, the search has an ETA.
 TEST(Progress, TheStatusLineNamesTheStepAndTheSearchItsEta) {
   Progress p;
   p.run_id = 3;

@@ -1,4 +1,4 @@
-// Throughput figures (issue 16): the evaluators' occupancy and NVML's GPU utilization, apart, in
+// Throughput figures: the evaluators' occupancy and NVML's GPU utilization, apart, in
 // the status line, the outcome (whole run and search alone), `kevo evolve`'s summary and its
 // "finished" event; NVML's figure is "n/a" (null in JSON) where it is not known, never 0%.
 #include <fstream>

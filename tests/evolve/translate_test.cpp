@@ -256,7 +256,7 @@ RunResult kevo_run(std::vector<std::string> args, const fs::path& home) {
   return r ? *r : RunResult{};
 }
 
-// Issue 17: a checker that cannot run kernels (no usable GPU) is not the model's problem.
+// A checker that cannot run kernels (no usable GPU) is not the model's problem.
 class NoGpuEvaluator : public CandidateEvaluator {
  public:
   Verdict evaluate_baseline(const Task&, const EvalOptions&) override { return no_gpu(); }

@@ -1,4 +1,4 @@
-// The LLM verifier (issue 22): its answers parsed, its confusion matrix against the checker, and a
+// The LLM verifier: its answers parsed, its confusion matrix against the checker, and a
 // whole run against a loopback model that reviews by rule: every candidate is still judged by the
 // checker (the verifier decides nothing), every review is recorded beside the verdict, and the
 // matrix counts what the rule got right and wrong.

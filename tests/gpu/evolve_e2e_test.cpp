@@ -1,4 +1,4 @@
-// GPU end-to-end run of the evolution engine (issue 4): a scripted model on loopback answers with
+// GPU end-to-end run of the evolution engine: a scripted model on loopback answers with
 // real kernel variants (slow correct, fast correct, fast incorrect, hack) for two bundled tasks.
 // The run must end with the fast correct variant as the winner, re-verified on held-out shapes,
 // and the incorrect and hack variants rejected with their reasons. Skips without a GPU.
@@ -62,7 +62,7 @@ std::string slurp(const fs::path& p) {
 struct Variants {
   std::string task, slow, fast, incorrect, hack;
   // Through the run database's queue: the coordinator evaluates nothing, a separate `kevo worker`
-  // process on this GPU takes every job (issue 18: the same winner as the serial run).
+  // process on this GPU takes every job (the same winner as the serial run).
   bool queue = false;
 };
 
@@ -244,7 +244,7 @@ TEST(EvolveE2E, Gelu) {
            "tests/gpu/kernels/adversarial/legacy_stream.cu"});
 }
 
-// Issue 22: the same scripted gelu run with --profile, with and without the profile lines in the
+// The same scripted gelu run with --profile, with and without the profile lines in the
 // prompts. Children's prompts carry their parents' diagnoses only when the feedback is on; the
 // cost is the prompts' extra length, printed per proposal (characters and ~tokens at 4 a token:
 // the loopback model reports fixed usage). Skips without ncu or counter permission.
@@ -326,7 +326,7 @@ TEST(EvolveE2E, ProfileFeedbackInPrompts) {
   EXPECT_EQ(off.with_profile, 0);
 }
 
-// Per-candidate overhead (issue 16): gelu's baseline evaluated as a candidate against itself the way
+// Per-candidate overhead: gelu's baseline evaluated as a candidate against itself the way
 // kevo evolve evaluates one (its evaluator, runners started ahead, visible configs, compile cached
 // after the first), six times in one process; prints where each evaluation's time went.
 TEST(EvalLatency, GeluBaselineThroughTheRunsEvaluator) {

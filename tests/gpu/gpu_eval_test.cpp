@@ -109,7 +109,7 @@ TEST_P(Baseline, PassesAgainstCpuReference) {
 INSTANTIATE_TEST_SUITE_P(Tasks, Baseline, testing::ValuesIn(bundled_tasks()),
                          [](const auto& i) { return case_name(i.param); });
 
-// Issue 22: `kevo eval --baseline --profile` on the first 12 bundled tasks (KEVO_PROFILE_TASKS, space-
+// `kevo eval --baseline --profile` on the first 12 bundled tasks (KEVO_PROFILE_TASKS, space-
 // separated, picks others): a profile with figures, read back and diagnosed. Without ncu or
 // without counter permission the profile says so, and the test skips visibly.
 std::vector<std::string> profiled_tasks() {

@@ -138,7 +138,7 @@ TEST(Export, ImportedTaskKeepsTorchNamesAndDerivedDims) {
   ASSERT_TRUE(s) << s.error().message;
   auto loader = *read_file(tmp.path / "ext" / "loader.py");
   EXPECT_NE(loader.find("\"conv_weight\": \"conv.weight\""), std::string::npos) << loader;
-  // stride changes only output shapes: a constant of the imported task, not a dim (issue #19)
+  // stride changes only output shapes: a constant of the imported task, not a dim
   EXPECT_NE(loader.find("DERIVED_DIMS = {\"out_d2\": (0, 2), \"out_d3\": (0, 3)}"), std::string::npos) << loader;
   EXPECT_TRUE(fs::exists(tmp.path / "ext" / "reference.py"));
   auto ext = *read_file(tmp.path / "ext" / "ext.cpp");

@@ -672,7 +672,7 @@ TEST(Secrets, MissingKeyNamesTheVariableAndTheFix) {
 }
 
 
-// ---- issue 17: answers bounded in size, usage never free ---------------------------------------
+// ---- answers bounded in size, usage never free ---------------------------------------
 
 // A server that answers 200 with a body of `total` bytes, written in 64 KiB pieces as fast as the
 // client reads, never holding more than one piece: the size of a broken proxy's or a hostile

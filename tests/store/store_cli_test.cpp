@@ -1,4 +1,4 @@
-// The run database as users reach it through the built kevo binary (issue 17): many read commands
+// The run database as users reach it through the built kevo binary: many read commands
 // at once while a run writes, read commands that never create or change files, resume refusals.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -53,7 +53,7 @@ int64_t make_run(RunDb& db, const std::string& strategy = "eoh") {
   if (!fs::exists(kKevo)) GTEST_SKIP() << "no kevo binary at " << kKevo
 
 // 100 `kevo runs` / `kevo show` processes started at once while this process commits a candidate
-// every 100 ms, as `kevo evolve` does. Before issue 17 about half of them failed with "database
+// every 100 ms, as `kevo evolve` does. Before the store retried, about half of them failed with "database
 // is locked" (every open began with a write transaction).
 TEST(StoreCli, HundredConcurrentReadCommandsWhileARunWrites) {
   REQUIRE_KEVO();

@@ -291,7 +291,7 @@ TEST(Backward, MinRaisesDrawsAsAReluOutputLooks) {
     EXPECT_GT(zeros, n / 3) << "about half of a clamped normal is exactly 0";
     EXPECT_LT(zeros, 2 * n / 3);
   }
-  // The timed draws (the runner's, issue 13) are raised the same way.
+  // The timed draws (the runner's) are raised the same way.
   auto d = draw_spec(b->inputs[2], c.dims, 7, false);
   ASSERT_TRUE(d);
   d->timed = true;

@@ -328,7 +328,7 @@ TEST(Reference, PrefixSumDifferencesAndLastIsRowSum) {
 }
 
 // =============================================================================================
-// The suite's tasks (issue 5). Each reference is checked against an independent formulation
+// The suite's tasks. Each reference is checked against an independent formulation
 // (written differently from reference.cpp), hand-computed values or a mathematical property.
 
 // Runs a one-input, one-output reference and returns the output.

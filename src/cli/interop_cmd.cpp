@@ -2,6 +2,7 @@
 // `kevo import robust-kbench DIR... --out DIR` and
 // `kevo export-torch TASK KERNEL.cu DIR` (docs/INTEROP.md).
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -84,15 +85,31 @@ Result<torch::TorchBridge> start_bridge(double timeout_s) {
 // One bridge serves every input; a bridge a previous input hung or killed is restarted. `one(b, i)`
 // imports input i (one task, or a forward and a backward); progress is a line per task, the reason of
 // a failure on it, and a summary. The exit code: 0 all imported, 1 some failed, 20 no bridge.
+volatile std::sig_atomic_t g_import_interrupted = 0;
+extern "C" void on_import_sigint(int) { g_import_interrupted = 1; }
+
+// Ctrl-C during an import: the file in hand fails (the bridge got the signal too), the loop stops,
+// the tasks already written stay, and the count says how far it got.
+struct ImportInterrupt {
+  ImportInterrupt() : previous(std::signal(SIGINT, on_import_sigint)) { g_import_interrupted = 0; }
+  ~ImportInterrupt() { std::signal(SIGINT, previous); }
+  ImportInterrupt(const ImportInterrupt&) = delete;
+  ImportInterrupt& operator=(const ImportInterrupt&) = delete;
+  bool fired() const { return g_import_interrupted != 0; }
+  void (*previous)(int);
+};
+
 int run_imports(const char* cmd, size_t n, double timeout,
                 const std::function<std::vector<Result<interop::ImportedTask>>(torch::TorchBridge&, size_t)>& one) {
+  ImportInterrupt interrupt;
   auto bridge = start_bridge(timeout);
   if (!bridge) {
     std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
     return 20;
   }
   int failed = 0, done = 0, skipped = 0;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  for (; i < n && !interrupt.fired(); ++i) {
     if (!bridge->alive()) {
       auto again = start_bridge(timeout);
       if (!again) {
@@ -103,6 +120,7 @@ int run_imports(const char* cmd, size_t n, double timeout,
     }
     auto t0 = std::chrono::steady_clock::now();
     auto tasks = one(*bridge, i);
+    if (interrupt.fired()) break;  // its failure is the signal's, not the file's
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& t : tasks) {
       if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
@@ -117,6 +135,11 @@ int run_imports(const char* cmd, size_t n, double timeout,
     }
     std::fflush(stdout);
   }
+  if (interrupt.fired()) {
+    std::printf("interrupted: %d of %zu imported (%d failed) before file %zu; the tasks written are kept\n", done, n,
+                failed, i + 1);
+    return 130;
+  }
   if (done + failed > 1) std::printf("%d imported, %d failed\n", done, failed);
   if (skipped) std::printf("%d backward tasks skipped\n", skipped);
   return failed ? 1 : 0;
@@ -129,7 +152,7 @@ void register_robust_kbench(CLI::App* imp, int& exit_code) {
       "robust-kbench",
       "Import robust-kbench task folders (func_forward.py, func_backward.py, config_*.json): a forward task\n"
       "and, where there is func_backward.py, a backward task <name>_backward. Exit codes: 0 all imported,\n"
-      "1 some failed, 20 no usable Python/torch, 21 no task folder.");
+      "1 some failed, 20 no usable Python/torch, 21 no task folder, 130 interrupted.");
   rkc->add_option("folders", rk->files, "Task folders, or folders of them (a robust-kbench checkout's tasks)")
       ->required();
   add_import_options(rkc, rk);
@@ -288,7 +311,7 @@ void register_interop(CLI::App& app, int& exit_code) {
       "Import KernelBench problem files (Model, get_inputs, get_init_inputs). Each task's tolerance is scaled to\n"
       "its outputs, and a config a constant, an ignored input or another draw's outputs would pass is dropped\n"
       "(the main config: the file fails). Exit codes: 0 all imported, 1 some failed, 20 no usable Python/torch,\n"
-      "21 bad arguments.");
+      "21 bad arguments, 130 interrupted (the tasks written are kept).");
   kbc->add_option("files", kb->files, "KernelBench .py files or folders (a level: every .py in it)")->required();
   add_import_options(kbc, kb);
   kbc->add_flag("--backward", kb->backward,
@@ -323,7 +346,7 @@ void register_interop(CLI::App& app, int& exit_code) {
   auto* eec = imp->add_subcommand(
       "evoengineer",
       "Import EvoEngineer / AI CUDA Engineer records (original module, functional module, CUDA extension).\n"
-      "Exit codes: 0 all imported, 1 some failed, 20 no usable Python/torch, 21 unreadable file.");
+      "Exit codes: 0 all imported, 1 some failed, 20 no usable Python/torch, 21 unreadable file, 130 interrupted.");
   eec->add_option("files", ee->files, "JSON dataset files")->required();
   add_import_options(eec, ee);
   eec->callback([ee, &exit_code] {

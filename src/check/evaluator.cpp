@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "check/compile_recipe.h"
 #include "check/intake.h"
 #include "check/isolation.h"
 #include "check/runner_replies.h"
@@ -324,11 +325,8 @@ bool compile_phase(EvalSession& s) {
     if (s.arch.empty() && !s.await_cand()) return false;
   }
   if (s.arch.empty()) s.arch = "sm_90";
+  s.compile_options = candidate_compile_options(s.task, s.arch, opts.cache_dir);
   CompileOptions& co = s.compile_options;
-  co.arch = s.arch;
-  if (!opts.cache_dir.empty()) co.cache_dir = opts.cache_dir;
-  if (s.task.allow_cublas) co.link_libs.push_back("cublas");
-  if (s.task.allow_cudnn) co.link_libs.push_back("cudnn");
   auto cres = compile_source(s, false);
   if (cres && !opts.compile_only) {
     if (!s.await_cand()) return false;

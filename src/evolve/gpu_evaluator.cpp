@@ -3,6 +3,7 @@
 #include <mutex>
 #include <regex>
 
+#include "check/compile_recipe.h"
 #include "compile/pool.h"
 #include "evolve/candidate_evaluator.h"
 #include "run/warm_runners.h"
@@ -38,25 +39,22 @@ class GpuEvaluator final : public CandidateEvaluator {
     return v;
   }
 
-  // The checker compiles with the device's architecture and these options; the same options
-  // give the same cache key, so the GPU step later finds the shared object ready. Until the
+  // The checker's own recipe (check/compile_recipe.h) for the device's architecture: the same
+  // cache key, so the GPU step later finds the shared object ready. Until the
   // baseline has told us the architecture there is nothing safe to warm.
   void warm(const Task& task, const std::string& source) override {
-    CompileOptions co;
+    std::string arch;
     {
       std::lock_guard lock(mu_);
-      if (arch_.empty()) return;
-      co.arch = arch_;
+      arch = arch_;
     }
-    if (task.allow_cublas) co.link_libs.push_back("cublas");
-    if (task.allow_cudnn) co.link_libs.push_back("cudnn");
-    auto f = pool_.submit(source, "candidate.cu", co);
+    if (arch.empty()) return;
+    auto f = pool_.submit(source, "candidate.cu", candidate_compile_options(task, arch));
     (void)f.get();  // a failure shows up again, with its diagnostics, in evaluate()
   }
 
   void remember_arch(const std::string& arch) override {
-    std::string a = arch;
-    if (a.size() > 1 && a.back() == 'a') a.pop_back();
+    const std::string a = device_arch(arch);
     std::lock_guard lock(mu_);
     if (arch_.empty() && a.rfind("sm_", 0) == 0) arch_ = a;
   }

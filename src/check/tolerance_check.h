@@ -34,7 +34,8 @@ std::vector<const Config*> tolerance_check_configs(const Task& task);
 // The check at load: for each of those configs, its inputs drawn on the host from `seed`, the
 // oracle's outputs for them (host_outputs), then check_tolerance_rejects_constant, until one
 // rejects the constant. An error (ErrorCode::kParse) when none does, naming the smallest; an
-// oracle that fails is an error too (not kParse: the task's tolerance is not known to be at fault).
+// oracle that fails is an error too (not kParse: the task's tolerance is not known to be at fault;
+// the evaluator leaves it to the correctness phase).
 Status check_tolerance_at_load(const Task& task, Oracle& oracle, uint64_t seed);
 
 }  // namespace kevo

@@ -100,7 +100,8 @@ void register_eval(CLI::App& app, int& exit_code) {
       "for tasks with a PyTorch reference, vs PyTorch eager / torch.compile / its extension).\n"
       "With --oracle-check, check the task's oracle itself instead (no candidate).\n"
       "Exit codes: 0 pass, 10 compile error, 11 incorrect (--oracle-check: an oracle output failed a\n"
-      "check), 12 unsafe/hack, 13 timeout, 14 crash, 20 infrastructure error, 21 bad task or arguments.");
+      "check), 12 unsafe/hack, 13 timeout, 14 crash, 20 infrastructure error, 21 bad task or arguments,\n"
+      "130 interrupted (Ctrl-C: the runners end with it).");
   auto a = std::make_shared<Args>();
   cmd->add_option("task", a->task, "Task directory or bundled task name")->required();
   cmd->add_option("candidate", a->candidate, "Candidate .cu file (candidate ABI, docs/ABI.md)");

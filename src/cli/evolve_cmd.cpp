@@ -355,6 +355,11 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::st
                 out.best_failed_held_out ? " (a runner-up)" : "");
     for (const auto& v : out.verification)
       if (v.candidate == out.winner && !v.pytorch_line.empty()) std::printf("%s", v.pytorch_line.c_str());
+    const std::string resume = resume_command(out.run_id, dbpath);  // " DB", quoted for a shell where needed
+    const std::string db = resume.substr(resume.find(" --db ") + 5);
+    std::printf("next: kevo show %lld --db%s (the run, its lineage), kevo export %lld --db%s (the kernel, with a "
+                "host example; --torch DIR for a PyTorch extension)\n",
+                static_cast<long long>(out.run_id), db.c_str(), static_cast<long long>(out.run_id), db.c_str());
     return out.status == store::RunStatus::kFailed ? 3 : 0;
   }
   if (out.not_faster) {
@@ -543,6 +548,15 @@ void show_candidate(const store::CandidateRow& c, int64_t run, bool as_json) {
               p->config.c_str(), p->to_text().c_str(), d.empty() ? "" : "diagnosis: ", d.c_str());
 }
 
+// A model as 16 columns show it: the model's name, not the server's address it is reached at
+// ("http://127.0.0.1:8080/v1#qwen" is "qwen"), its end where it is still too long.
+std::string model_column(const std::string& model) {
+  std::string m = model;
+  if (auto hash = m.rfind('#'); hash != std::string::npos) m = m.substr(hash + 1);
+  else if (m.find("://") != std::string::npos) m = m.substr(m.rfind('/') + 1);
+  return m.size() <= 16 ? m : "~" + m.substr(m.size() - 15);
+}
+
 int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_json) {
   auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
@@ -607,7 +621,7 @@ int show_cmd(const std::string& dbpath, int64_t run, int64_t candidate, bool as_
                                    : "-";
     std::printf("%-6lld %-4d %-10s %-12s %-4d %-3d %-16.16s %-15s %-20.20s %-22s\n", static_cast<long long>(c.id),
                 c.seq, c.op.c_str(), parents.empty() ? "baseline" : parents.c_str(), c.generation, c.island,
-                c.model.c_str(), to_string(c.outcome), c.reason.c_str(), sp.c_str());
+                model_column(c.model).c_str(), to_string(c.outcome), c.reason.c_str(), sp.c_str());
   }
   std::printf("(* = became the best, with confidence)\n");
   if (auto ev = (*db)->events(run); ev) {
@@ -683,8 +697,17 @@ int export_torch_cmd(const Task& task, const std::string& source, const std::str
   return 0;
 }
 
+// An export writes into a folder of its own: one that holds anything already is replaced only with
+// --force (as import asks), so a second export cannot silently overwrite the first.
+Status free_for_export(const std::string& dir, bool force) {
+  std::error_code ec;
+  if (force || dir.empty() || !std::filesystem::exists(dir, ec)) return {};
+  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) return {};
+  return fail("{} exists and is not empty: --force writes the export over what is there", dir);
+}
+
 int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const std::string& out_dir,
-               const std::string& config, const std::string& arch, const std::string& torch_dir) {
+               const std::string& config, const std::string& arch, const std::string& torch_dir, bool force) {
   auto db = store::RunDb::open_read_only(dbpath.empty() ? default_db() : dbpath);
   if (!db) {
     std::fprintf(stderr, "kevo export: %s\n", db.error().message.c_str());
@@ -732,11 +755,16 @@ int export_cmd(const std::string& dbpath, int64_t run, int64_t candidate, const 
     std::fprintf(stderr, "kevo export: run %lld used the fake evaluator (--fake-gpu): the kernel was never checked "
                          "or timed\n", static_cast<long long>(run));
   }
+  std::string dir = out_dir.empty() ? fmt::format("kevo-export-{}-run{}", r->task, run) : out_dir;
+  for (const std::string& d : {torch_dir, torch_dir.empty() || !out_dir.empty() ? dir : std::string()})
+    if (auto st = free_for_export(d, force); !st) {
+      std::fprintf(stderr, "kevo export: %s\n", st.error().message.c_str());
+      return 2;
+    }
   if (!torch_dir.empty()) {
     int rc = export_torch_cmd(*task, c->source, prov, torch_dir);
     if (rc != 0 || out_dir.empty()) return rc;  // -o as well: the standalone files too
   }
-  std::string dir = out_dir.empty() ? fmt::format("kevo-export-{}-run{}", r->task, run) : out_dir;
   auto files = interop::export_kernel(*task, c->source, prov, dir, config, arch);
   if (!files) {
     std::fprintf(stderr, "kevo export: %s\n", files.error().message.c_str());
@@ -821,6 +849,7 @@ void register_evolve(CLI::App& app, int& exit_code) {
   struct ExportArgs {
     std::string db, out, config, arch = "sm_90", torch;
     int64_t run = 0, candidate = 0;
+    bool force = false;
   };
   auto ea = std::make_shared<ExportArgs>();
   ex->add_option("run", ea->run, "Run id (kevo runs)")->required();
@@ -832,8 +861,9 @@ void register_evolve(CLI::App& app, int& exit_code) {
   ex->add_option("--torch", ea->torch,
                  "Write a PyTorch extension to DIR instead (kernel, torch::Tensor wrapper, loader.py, test_ext.py); "
                  "with -o as well, both");
+  ex->add_flag("--force", ea->force, "Write into an output directory that is not empty");
   ex->callback([ea, &exit_code] {
-    exit_code = export_cmd(ea->db, ea->run, ea->candidate, ea->out, ea->config, ea->arch, ea->torch);
+    exit_code = export_cmd(ea->db, ea->run, ea->candidate, ea->out, ea->config, ea->arch, ea->torch, ea->force);
   });
 
   auto* tr = app.add_subcommand(

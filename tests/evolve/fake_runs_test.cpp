@@ -28,6 +28,9 @@ TEST(FakeRuns, AreMarkedInTheListAndInAnExport) {
                      "--strategy", "evoengineer-full", "--budget-candidates", "3", "--parallel", "1", "--quiet"},
                     h.dir);
   ASSERT_EQ(ev.exit_code, 0) << ev.out << ev.err;
+  // A run with a winner ends with the commands that read it and export it, for this database.
+  EXPECT_TRUE(contains(ev.out, "next: kevo show 1 --db " + db + " (the run, its lineage), kevo export 1 --db " + db))
+      << ev.out;
   auto runs = kevo_in({"runs", "--db", db}, h.dir);
   EXPECT_EQ(runs.exit_code, 0) << runs.err;
   EXPECT_TRUE(contains(runs.out, "ok FAKE")) << runs.out;
@@ -43,4 +46,10 @@ TEST(FakeRuns, AreMarkedInTheListAndInAnExport) {
     EXPECT_TRUE(contains(*text, "FAKE evaluator")) << f << ":\n" << *text;
     EXPECT_FALSE(contains(*text, "verified on held-out shapes")) << f << ":\n" << *text;
   }
+  // A second export into the same folder replaces nothing unless asked to.
+  auto again = kevo_in({"export", "1", "--db", db, "-o", out.string()}, h.dir);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_TRUE(contains(again.err, "exists and is not empty: --force")) << again.err;
+  auto forced = kevo_in({"export", "1", "--db", db, "-o", out.string(), "--force"}, h.dir);
+  EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
 }

@@ -1,6 +1,9 @@
 // `kevo evolve --profile --verifier-model` and `kevo show` end to end (fake GPU, loopback model):
 // the baseline's and the winner's diagnoses and the verifier's matrix are printed with the run, a
 // candidate's whole profile with it, and --no-profile-feedback keeps profiles out of the prompts.
+#include <cctype>
+#include <sstream>
+
 #include "harness.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -43,6 +46,15 @@ TEST(ShowCli, ProfilesAndTheVerifierMatrixAreShownWithTheRun) {
   ASSERT_EQ(ev.exit_code, 0) << ev.err;
   auto show = kevo_run({"show", "1", "--db", db.string()}, h.dir);
   ASSERT_EQ(show.exit_code, 0) << show.err;
+  // The candidates' model column names the model, not the server's address cut at 16 columns.
+  int rows_naming_m1 = 0;
+  std::istringstream lines(show.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+    EXPECT_FALSE(contains(line, "http://")) << line;
+    rows_naming_m1 += contains(line, " m1 ");
+  }
+  EXPECT_GE(rows_naming_m1, 1) << show.out;
   EXPECT_TRUE(contains(show.out, "baseline profile: neither bound: DRAM 45%, SM 10% of peak")) << show.out;
   EXPECT_TRUE(contains(show.out, "profile: memory-bound: DRAM 85% of peak")) << show.out;
   // The verifier passed all five, and the checker did too.

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/signal_guard.h"
 #include "interop/export.h"
 #include "interop/export_pair.h"
 #include "interop/import.h"
@@ -90,18 +91,12 @@ extern "C" void on_import_sigint(int) { g_import_interrupted = 1; }
 
 // Ctrl-C during an import: the file in hand fails (the bridge got the signal too), the loop stops,
 // the tasks already written stay, and the count says how far it got.
-struct ImportInterrupt {
-  ImportInterrupt() : previous(std::signal(SIGINT, on_import_sigint)) { g_import_interrupted = 0; }
-  ~ImportInterrupt() { std::signal(SIGINT, previous); }
-  ImportInterrupt(const ImportInterrupt&) = delete;
-  ImportInterrupt& operator=(const ImportInterrupt&) = delete;
-  bool fired() const { return g_import_interrupted != 0; }
-  void (*previous)(int);
-};
+bool import_interrupted() { return g_import_interrupted != 0; }
 
 int run_imports(const char* cmd, size_t n, double timeout,
                 const std::function<std::vector<Result<interop::ImportedTask>>(torch::TorchBridge&, size_t)>& one) {
-  ImportInterrupt interrupt;
+  g_import_interrupted = 0;
+  SignalGuard on_sigint(SIGINT, on_import_sigint);
   auto bridge = start_bridge(timeout);
   if (!bridge) {
     std::fprintf(stderr, "kevo import %s: %s\n", cmd, bridge.error().message.c_str());
@@ -109,7 +104,7 @@ int run_imports(const char* cmd, size_t n, double timeout,
   }
   int failed = 0, done = 0, skipped = 0;
   size_t i = 0;
-  for (; i < n && !interrupt.fired(); ++i) {
+  for (; i < n && !import_interrupted(); ++i) {
     if (!bridge->alive()) {
       auto again = start_bridge(timeout);
       if (!again) {
@@ -120,7 +115,7 @@ int run_imports(const char* cmd, size_t n, double timeout,
     }
     auto t0 = std::chrono::steady_clock::now();
     auto tasks = one(*bridge, i);
-    if (interrupt.fired()) break;  // its failure is the signal's, not the file's
+    if (import_interrupted()) break;  // its failure is the signal's, not the file's
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& t : tasks) {
       if (!t) {  // the first line is the reason; the rest (notes, a traceback) follows
@@ -135,7 +130,7 @@ int run_imports(const char* cmd, size_t n, double timeout,
     }
     std::fflush(stdout);
   }
-  if (interrupt.fired()) {
+  if (import_interrupted()) {
     std::printf("interrupted: %d of %zu imported (%d failed) before file %zu; the tasks written are kept\n", done, n,
                 failed, i + 1);
     return 130;

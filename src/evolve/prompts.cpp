@@ -97,6 +97,8 @@ std::string answer_format(const StrategyConfig& s, Op op) {
 
 }  // namespace
 
+std::string task_context_text(const TaskContext& ctx) { return task_part(StrategyConfig{}, ctx, true); }
+
 Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
   Prompt p;
   p.system = kSystem;

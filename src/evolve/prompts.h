@@ -40,6 +40,9 @@ struct Prompt {
 
 Prompt build_prompt(const StrategyConfig& s, const PromptInput& in);
 
+// I1 alone, as every strategy with task information shows it (what an agent's `task` tool answers).
+std::string task_context_text(const TaskContext& ctx);
+
 // The LLM verifier (llm_verifier.h): the task's contract and a candidate, reviewed against a fixed
 // checklist (docs/EVOLVE.md lists it); the answer is "VERDICT: PASS|FAIL" and "REASONS: ...".
 Prompt build_verifier_prompt(const TaskContext& ctx, const std::string& source);

@@ -6,7 +6,7 @@
 namespace kevo::store {
 namespace {
 
-constexpr std::array<std::pair<StopKind, const char*>, 19> kNames{{
+constexpr std::array<std::pair<StopKind, const char*>, 22> kNames{{
     {StopKind::kInterrupted, "interrupted"},
     {StopKind::kBudgetCandidates, "budget_candidates"},
     {StopKind::kBudgetCalls, "budget_calls"},
@@ -25,6 +25,9 @@ constexpr std::array<std::pair<StopKind, const char*>, 19> kNames{{
     {StopKind::kTranslated, "translated"},
     {StopKind::kTranslateRounds, "translate_rounds_exhausted"},
     {StopKind::kLlmFailed, "llm_failed"},
+    {StopKind::kAgentClientGone, "agent_client_gone"},
+    {StopKind::kAgentShutdown, "agent_shutdown"},
+    {StopKind::kAgentWallTime, "agent_wall_time"},
     {StopKind::kOther, "other"},
 }};
 

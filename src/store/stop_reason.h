@@ -29,6 +29,9 @@ enum class StopKind {
   kTranslated,        // translation: a baseline was written (kevo translate)
   kTranslateRounds,   // translation: every round's kernel failed its check
   kLlmFailed,         // translation: the model gave no usable answer
+  kAgentClientGone,   // an agent session: the client left (stdin closed, session deleted, idle)
+  kAgentShutdown,     // an agent session: the server was stopped
+  kAgentWallTime,     // an agent session: its wall-time budget passed
   kOther,             // text this build does not know (an older or newer kevo wrote it)
 };
 

@@ -254,12 +254,17 @@ TEST_F(FakeRunnerTiming, OneCallMisreadsAreRetimedAndForgersStillCaught) {
   if (retimed(honest)) {
     EXPECT_EQ(honest.timing->small_calls, honest.timing->batch_calls) << "the figures are the k/2k session's";
     EXPECT_NEAR(honest.timing->speedup.value, 2.0, 0.05);
-  } else {
+  } else if (floored(honest)) {
     // A loaded host widens the clock's margin past the 1 ms misread: the checker cannot tell it from
-    // noise, so it credits no more than its own clock allows (floored, below the events' 2.0x).
+    // noise, so it credits no more than its own clock allows (below the events' 2.0x).
     std::printf("NOTE: the checker's clock was too noisy to see the misread; the figure was floored\n");
-    EXPECT_TRUE(floored(honest)) << honest.to_text();
     EXPECT_LT(honest.timing->speedup.value, 2.0) << honest.to_text();
+  } else {
+    // Noisier still: the events' figure lies inside the clock's margin, so the clock agrees with it
+    // and the candidate's own 2.0x stands (never more).
+    std::printf("NOTE: the misread lies inside the checker's clock margin; the events' figure stands\n");
+    EXPECT_THAT(honest.to_text(), HasSubstr("allowed"));
+    EXPECT_LE(honest.timing->speedup.value, 2.0 + 1e-9) << honest.to_text();
   }
   Verdict pass = evaluate(task_, fake_candidate(base_, "pass", 1, 5));
   if (too_noisy(pass)) GTEST_SKIP() << "the host was too noisy to confirm an honest figure";

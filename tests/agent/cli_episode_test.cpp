@@ -1,0 +1,181 @@
+// Episodes of the real agent CLIs, Claude Code and Codex at the versions scripts/agent-clis.sh pins,
+// on `kevo mcp --fake-gpu`, driven by the scripted loopback model server: each CLI calls task,
+// evaluates a known-good kernel and a known-bad one, and submits the good one. What is asserted is
+// what kevo recorded in the run database, never the CLI's exit status (every failure here exits 0).
+// The whole test runs in a network namespace with loopback only, so a CLI that reaches for
+// anything but the model server fails it; the server's log is checked for unexpected requests too.
+// Skipped, visibly, only where npm cannot install the CLIs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "agent/cli_agent.h"
+#include "agent/cli_install.h"
+#include "cli_netns.h"
+#include "store/run_db.h"
+#include "support/fake_model_server.h"
+#include "support/temp_dir.h"
+
+using namespace kevo;
+using namespace kevo::agent;
+using kevo::test::TempDir;
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kBin = fs::path(KEVO_BINARY_DIR) / "bin";
+constexpr const char* kGood =
+    "// fake: pass time_ms=1.25\n#include <kevo/kernel.h>\nKEVO_EXPORT int kevo_forward(const kevo_args* a) { return 0; }\n";
+constexpr const char* kBad =
+    "// fake: incorrect out[0] = 0.5, expected 0.25\n#include <kevo/kernel.h>\n"
+    "KEVO_EXPORT int kevo_forward(const kevo_args* a) { return 0; }\n";
+
+// The CLIs' executables, installed (or found cached) before any test leaves the host's network.
+struct Installed {
+  fs::path claude, codex;
+  std::string why_not;  // non-empty: npm could not install them
+  double seconds = 0;
+};
+
+const Installed& installed() {
+  static const Installed inst = [] {
+    Installed i;
+    const auto start = std::chrono::steady_clock::now();
+    const std::string cmd = fs::path(KEVO_SOURCE_DIR).string() + "/scripts/agent-clis.sh " +
+                            (fs::path(KEVO_BINARY_DIR) / "agent-clis").string() + " 2>&1";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      if (pclose(p) != 0) i.why_not = "scripts/agent-clis.sh could not install the CLIs: " + out;
+    }
+    std::istringstream lines(out);
+    for (std::string name, path; lines >> name >> path;) (name == "claude" ? i.claude : i.codex) = path;
+    if (i.why_not.empty() && (i.claude.empty() || i.codex.empty())) i.why_not = "scripts/agent-clis.sh said: " + out;
+    i.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return i;
+  }();
+  return inst;
+}
+
+// Entered once per test process, after the install.
+const std::string& netns() {
+  static const std::string why = kevo::test::enter_loopback_netns();
+  return why;
+}
+
+bool can_reach_outside() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(443);
+  inet_pton(AF_INET, "1.1.1.1", &a.sin_addr);
+  const bool ok = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(s);
+  return ok;
+}
+
+test::ModelScript script() {
+  auto s = test::parse_model_script(json{
+      {"server", "kevo"},
+      {"turns",
+       json::array({{{"tool_calls", json::array({{{"tool", "task"}, {"arguments", json::object()}}})}},
+                    {{"tool_calls", json::array({{{"tool", "evaluate"},
+                                                  {"arguments", {{"source", kGood}, {"name", "good"}, {"idea", "the baseline, marked fast"}}}}})}},
+                    {{"tool_calls", json::array({{{"tool", "evaluate"}, {"arguments", {{"source", kBad}, {"name", "bad"}}}}})}},
+                    {{"tool_calls", json::array({{{"tool", "submit"}, {"arguments", {{"source", kGood}}}}})}},
+                    {{"text", "Submitted the good kernel."}}})}});
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+struct EpisodeRun {
+  TempDir t{"kevo-cli-episode"};
+  std::unique_ptr<test::FakeModelServer> model;
+  Result<AgentEpisodeResult> result = fail("not run");
+  fs::path db = t.path / "runs.db";
+};
+
+void run(EpisodeRun& e, AgentCliKind kind, const fs::path& exe) {
+  auto server = test::FakeModelServer::start(script(), e.t.path / "model-requests.jsonl");
+  ASSERT_TRUE(server) << server.error().message;
+  e.model = std::move(*server);
+  setenv("KEVO_TEST_MODEL_KEY", "sk-kevo-test-not-a-real-key", 1);
+  AgentEpisodeSpec spec;
+  spec.cli.kind = kind;
+  spec.cli.model = "kevo-scripted-model";  // a made-up name: Codex hides MCP tools behind a search for real ones
+  spec.cli_executable = exe;
+  spec.api.base_url = e.model->base_url() + (kind == AgentCliKind::kCodex ? "/v1" : "");
+  spec.api.key_env = "KEVO_TEST_MODEL_KEY";
+  spec.mcp_command = {(kBin / "kevo").string(), "mcp", (fs::path(KEVO_SOURCE_DIR) / "tasks" / "softmax").string(),
+                      "--db", e.db.string(), "--fake-gpu", "--max-evals", "10"};
+  if (const char* probe = std::getenv("KEVO_AGENT_PROBE_MCP")) spec.mcp_command = {"/bin/sh", "-c", probe};
+  fs::create_directories(e.t.path / "work");
+  spec.workspace = e.t.path / "work";
+  spec.control_dir = e.t.path / "control";
+  spec.bridge_executable = kBin / "kevo-mcp-bridge";
+  spec.prompt = "Optimize the softmax kernel with the kevo tools: read the task, evaluate, submit the best.";
+  spec.wall_limit = std::chrono::seconds(240);
+  spec.max_usd = 1.0;
+  e.result = run_agent_episode(spec);
+}
+
+// What kevo recorded: one run, the good kernel passed, the bad one failed, the submission verified.
+void expect_recorded(const EpisodeRun& e) {
+  ASSERT_TRUE(e.result) << e.result.error().message;
+  const AgentEpisodeResult& r = *e.result;
+  const std::string context = "CLI: " + r.describe() + "\nstderr: " + r.stderr_tail + "\nfinal: " + r.final_text +
+                              "\nkevo mcp stderr: " + r.mcp_stderr_tail;
+  EXPECT_TRUE(r.mcp_connected) << context;
+  auto db = store::RunDb::open_read_only(e.db);
+  ASSERT_TRUE(db) << db.error().message << "\n" << context;
+  auto runs = (*db)->list_runs();
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 1u) << context;
+  auto cands = (*db)->candidates(runs->front().id);
+  ASSERT_TRUE(cands);
+  int good = 0, bad = 0;
+  for (const auto& c : *cands) {
+    if (c.source == kGood && c.outcome == store::CandidateOutcome::kPass) ++good;
+    if (c.source == kBad && c.outcome == store::CandidateOutcome::kIncorrect) ++bad;
+  }
+  EXPECT_GE(good, 1) << context;
+  EXPECT_EQ(bad, 1) << context;
+  auto run = (*db)->get_run(runs->front().id);
+  ASSERT_TRUE(run);
+  EXPECT_FALSE(run->final_json.empty()) << "no submitted result recorded\n" << context;
+  ASSERT_NE(run->best_candidate, 0) << context;
+  auto best = (*db)->candidate(run->best_candidate);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->source, kGood) << context;
+  // Every request went to the scripted endpoints, and the script ran to its end.
+  for (const auto& p : e.model->problems()) ADD_FAILURE() << "model server: " << p.dump();
+  EXPECT_EQ(e.model->turns_reached(), 5u) << context;
+}
+
+void episode_test(AgentCliKind kind) {
+  const Installed& i = installed();
+  if (!i.why_not.empty()) GTEST_SKIP() << "npm could not install the agent CLIs: " << i.why_not;
+  ASSERT_EQ(netns(), "") << "no loopback-only network namespace";
+  ASSERT_FALSE(can_reach_outside()) << "the network namespace reaches the outside";
+  EpisodeRun e;
+  const auto start = std::chrono::steady_clock::now();
+  run(e, kind, kind == AgentCliKind::kCodex ? i.codex : i.claude);
+  expect_recorded(e);
+  std::printf("[ episode ] %s: %.1f s (install check %.1f s), %zu model requests\n", to_string(kind),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), i.seconds,
+              e.model ? e.model->requests().size() : 0);
+}
+
+}  // namespace
+
+TEST(AgentCliEpisode, ClaudeCodeEvaluatesAGoodAndABadKernelAndSubmits) { episode_test(AgentCliKind::kClaudeCode); }
+
+TEST(AgentCliEpisode, CodexEvaluatesAGoodAndABadKernelAndSubmits) { episode_test(AgentCliKind::kCodex); }

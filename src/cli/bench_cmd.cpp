@@ -12,6 +12,7 @@
 #include "bench/suite_runner.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"
+#include "cli/db_arg.h"
 #include "cli/evaluator_factory.h"
 #include "cli/pool_args.h"
 #include "cli/signal_guard.h"
@@ -36,13 +37,6 @@ extern "C" void on_bench_sigint(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
-std::string bench_default_db() {
-  if (const char* p = std::getenv("KEVO_DB"); p && *p) return p;
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/kevo/runs.db";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/kevo/runs.db";
-  return "kevo-runs.db";
-}
-
 struct BenchArgs {
   std::string suite, strategy = "kevo-default", db, out, config_file, llm_mode;
   std::vector<std::string> models;
@@ -62,7 +56,7 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   if (a.suite.empty()) return bench_fail("give --suite NAME (or use `kevo bench table RUN_OR_DB...`)");
   auto tasks = load_suite(a.suite);
   if (!tasks) return bench_fail(tasks.error().message);
-  std::string dbpath = a.db.empty() ? bench_default_db() : a.db;
+  std::string dbpath = db_or_default(a.db);
   auto db = store::RunDb::open(dbpath);
   if (!db) return bench_fail(db.error().message);
 

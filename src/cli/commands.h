@@ -1,5 +1,8 @@
-// Each subcommand lives in its own file and registers itself on the root app. The callback
-// it installs returns the process exit code through `exit_code`.
+// Each command lives in a file of its own, with its subcommands (`task lint`, `task list`), and
+// registers itself on the root app; bench_cmd.cpp also registers `report`, and interop_cmd.cpp
+// `import` and `export-torch`. The callback it installs returns the process exit code through
+// `exit_code`. What several commands parse alike has a header named for it (db_arg.h, llm_args.h,
+// pool_args.h, task_arg.h).
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -8,7 +11,11 @@ namespace kevo::cli {
 void register_eval(CLI::App& app, int& exit_code);
 void register_doctor(CLI::App& app, int& exit_code);
 void register_llm(CLI::App& app, int& exit_code);
-void register_evolve(CLI::App& app, int& exit_code);   // evolve, translate, runs, show, export (src/cli/evolve_cmd.cpp)
+void register_evolve(CLI::App& app, int& exit_code);   // evolve (src/cli/evolve_cmd.cpp)
+void register_runs(CLI::App& app, int& exit_code);     // runs (src/cli/runs_cmd.cpp)
+void register_show(CLI::App& app, int& exit_code);     // show (src/cli/show_cmd.cpp)
+void register_export(CLI::App& app, int& exit_code);   // export (src/cli/export_cmd.cpp)
+void register_translate(CLI::App& app, int& exit_code);  // translate (src/cli/translate_cmd.cpp)
 void register_interop(CLI::App& app, int& exit_code);  // import, export-torch (src/cli/interop_cmd.cpp)
 void register_task(CLI::App& app, int& exit_code);     // task lint, task list (src/cli/task_cmd.cpp)
 void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, report (src/cli/bench_cmd.cpp)

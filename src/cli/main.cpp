@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   kevo::cli::register_doctor(app, exit_code);
   kevo::cli::register_llm(app, exit_code);
   kevo::cli::register_evolve(app, exit_code);
+  kevo::cli::register_runs(app, exit_code);
+  kevo::cli::register_show(app, exit_code);
+  kevo::cli::register_export(app, exit_code);
+  kevo::cli::register_translate(app, exit_code);
   kevo::cli::register_interop(app, exit_code);
   kevo::cli::register_task(app, exit_code);
   kevo::cli::register_bench(app, exit_code);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/db_arg.h"
 #include "serve/server.h"
 
 namespace kevo::cli {
@@ -19,12 +20,6 @@ struct ServeArgs {
   bool no_warm = false;
 };
 
-std::string serve_default_db() {
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/kevo/runs.db";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/kevo/runs.db";
-  return "kevo-runs.db";
-}
-
 int serve_fail(const std::string& msg, int code = 2) {
   std::fprintf(stderr, "kevo serve: %s\n", msg.c_str());
   return code;
@@ -33,7 +28,7 @@ int serve_fail(const std::string& msg, int code = 2) {
 int run_serve_cmd(const ServeArgs& a) {
   auto listen = serve::parse_listen(a.listen);
   if (!listen) return serve_fail(listen.error().message);
-  serve::ServeOptions o{a.db.empty() ? serve_default_db() : a.db, *listen, a.token, !a.no_warm};
+  serve::ServeOptions o{db_or_default(a.db), *listen, a.token, !a.no_warm};
   auto server = serve::Server::open(o);
   if (!server) return serve_fail(server.error().message);
   // Signals are taken by this thread alone (sigwait): the server's threads never see them.

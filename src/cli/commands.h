@@ -22,5 +22,6 @@ void register_bench(CLI::App& app, int& exit_code);    // bench, bench table, re
 void register_worker(CLI::App& app, int& exit_code);   // worker (src/cli/worker_cmd.cpp)
 void register_serve(CLI::App& app, int& exit_code);    // serve (src/cli/serve_cmd.cpp)
 void register_runners(CLI::App& app, int& exit_code);  // runners start|status|stop|serve (src/cli/runners_cmd.cpp)
+void register_mcp(CLI::App& app, int& exit_code);      // mcp (src/cli/mcp_cmd.cpp)
 
 }  // namespace kevo::cli

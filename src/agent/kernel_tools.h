@@ -23,6 +23,7 @@ class KernelTools final : public mcp::ToolProvider {
   std::vector<mcp::ResourceSpec> resources() const override;
   std::optional<std::string> read_resource(const std::string& uri) override;
   void on_initialized(const mcp::ClientInfo& client) override;
+  bool expired() const override { return session_->expired(); }
   void close(mcp::CloseReason why, int protocol_errors) override;
 
   KernelSession& session() { return *session_; }

@@ -107,7 +107,7 @@ int serve_stdin(const McpArgs& a, const Task& task, evolve::CandidateEvaluator& 
   auto* tools = static_cast<agent::KernelTools*>(provider->get());
   mcp::Session session(server_info(), std::move(*provider));
   std::thread(stop_on_signal, stop, tools, &session).detach();
-  mcp::serve_stdio(session, 0, 1, {}, [tools] { return tools->session().expired(); });
+  mcp::serve_stdio(session, 0, 1, {}, [&session] { return session.expired(); });
   return 0;
 }
 

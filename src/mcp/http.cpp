@@ -163,7 +163,8 @@ void HttpServer::Impl::reap_idle() {
     {
       std::lock_guard lock(mu);
       for (const auto& [id, o] : sessions)
-        if (std::chrono::duration<double>(Clock::now() - o.last_used).count() > opts.idle_s) idle.push_back(id);
+        if (std::chrono::duration<double>(Clock::now() - o.last_used).count() > opts.idle_s || o.session->expired())
+          idle.push_back(id);
     }
     for (const auto& id : idle) remove(id, CloseReason::kClientGone);
   }

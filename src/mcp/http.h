@@ -2,7 +2,7 @@
 // message; a request is answered with one JSON body (this server sends no event streams and no
 // requests of its own), a notification with 202. `initialize` opens a session (one ToolProvider,
 // so one run) named by the Mcp-Session-Id reply header, which every later POST carries; DELETE
-// ends it, as does an idle limit. GET, which would open a stream of server messages, is 405.
+// ends it, as do an idle limit and the provider's own end (ToolProvider::expired). GET, which would open a stream of server messages, is 405.
 //
 // Private by default, as `kevo serve` is: a loopback address needs nothing, any other needs a token
 // (`Authorization: Bearer TOKEN` on every request); without a token, the Host and Origin headers

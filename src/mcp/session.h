@@ -44,6 +44,7 @@ class Session {
   void close(CloseReason why);
 
   bool initialized() const { return initialized_; }
+  bool expired() const { return provider_->expired(); }
   std::string protocol() const;
   int refused() const { return refused_; }
 

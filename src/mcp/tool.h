@@ -54,6 +54,9 @@ class ToolProvider {
   virtual std::vector<ResourceSpec> resources() const { return {}; }
   virtual std::optional<std::string> read_resource(const std::string& /*uri*/) { return std::nullopt; }
   virtual void on_initialized(const ClientInfo& /*client*/) {}
+  // True once the session has nothing left to do (its wall-time budget has passed and no call is
+  // running): the transport then ends it.
+  virtual bool expired() const { return false; }
   // After the last call has returned. `protocol_errors`: requests the session refused.
   virtual void close(CloseReason /*why*/, int /*protocol_errors*/) {}
 };

@@ -11,6 +11,7 @@
 #include "../evolve/harness.h"
 #include "agent/kernel_tools.h"
 #include "mcp/session.h"
+#include "support/pg_server.h"
 
 namespace kevo::agent {
 namespace {
@@ -216,6 +217,24 @@ TEST_F(SessionFixture, ABaselineThatFailsItsCheckStartsNoSession) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, store::RunStatus::kFailed);
   EXPECT_EQ(runs[0].stop_reason, "baseline_failed");
+}
+
+// The same session in a PostgreSQL run database (what workers on other hosts share).
+TEST_F(SessionFixture, ASessionRecordsTheSameInPostgresql) {
+  auto url = kevo::test::fresh_pg_database();
+  if (!url) GTEST_SKIP() << url.error().message;
+  auto pg = store::RunDb::open(*url).value();
+  SessionOptions o;
+  o.work_dir = dir / "work-pg";
+  auto s = KernelSession::start(task, ev, *pg, o).value();
+  Attempt a = ok(s->evaluate(kernel_source("pass time_ms=0.5"), "pg", ""));
+  (void)ok(s->evaluate(kernel_source("incorrect no"), "", ""));
+  ASSERT_TRUE(std::holds_alternative<json>(s->submit("", a.candidate)));
+  s->finish(SessionEnd::kClientGone, 0);
+  auto run = *pg->get_run(s->run_id());
+  EXPECT_EQ(pg->candidates(run.id)->size(), 2u);
+  EXPECT_EQ(json::parse(run.final_json)["winner"], a.candidate);
+  EXPECT_EQ(run.stop_reason, "agent_client_gone");
 }
 
 // The same tools through the MCP session: the JSON-RPC a client sends, the answers it reads.

@@ -126,6 +126,16 @@ TEST(McpHttp, SessionsBeyondTheLimitAndIdleOnesAreRefusedAndEnded) {
   EXPECT_FALSE(f.open_session().empty());
 }
 
+TEST(McpHttp, ASessionWhoseProviderHasExpiredIsEnded) {
+  HttpFixture f;
+  std::string id = f.open_session();
+  f.state.expired = true;
+  for (int i = 0; i < 50 && f.server->sessions() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(f.server->sessions(), 0);
+  EXPECT_EQ(f.state.closes, 1);
+  EXPECT_EQ(f.post(call_msg(2, "echo", {{"text", "x"}}), {{"Mcp-Session-Id", id}})->status, 404);
+}
+
 TEST(McpHttp, ABodyOverTheLimitIs413) {
   HttpFixture f({{"127.0.0.1", 0}, "", 1024});
   auto r = f.post(call_msg(1, "echo", {{"text", std::string(5000, 'x')}}));

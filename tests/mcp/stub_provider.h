@@ -12,7 +12,7 @@ namespace kevo::mcp::testing {
 
 struct StubState {
   std::atomic<int> calls{0}, closes{0}, protocol_errors{-1}, running{0}, max_running{0};
-  std::atomic<bool> closed_while_running{false};
+  std::atomic<bool> closed_while_running{false}, expired{false};
   ClientInfo client;
   CloseReason why = CloseReason::kShutdown;
 };
@@ -44,6 +44,7 @@ class StubProvider final : public ToolProvider {
     return std::nullopt;
   }
   void on_initialized(const ClientInfo& c) override { s_.client = c; }
+  bool expired() const override { return s_.expired; }
   void close(CloseReason why, int errors) override {
     if (s_.running > 0) s_.closed_while_running = true;
     s_.why = why;

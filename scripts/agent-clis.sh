@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR="${1:-build/agent-clis}"
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 # The versions the CLI episode tests pass with; several settings kevo writes are undocumented, so a
 # newer CLI may need them checked again (docs/AGENTS.md).
 CLAUDE_CODE_VERSION="${KEVO_CLAUDE_CODE_VERSION:-2.1.332}"
@@ -19,7 +20,7 @@ install_one() {  # PACKAGE VERSION BIN
   local prefix="$DIR/$(echo "$1" | tr '/@' '__')"
   local have=""
   [ -f "$prefix/node_modules/$1/package.json" ] &&
-    have=$(node -p "require('$PWD/$prefix/node_modules/$1/package.json').version" 2>/dev/null || true)
+    have=$(node -p "require('$prefix/node_modules/$1/package.json').version" 2>/dev/null || true)
   if [ "$have" != "$2" ]; then
     rm -rf "$prefix"
     if ! npm install --silent --no-audit --no-fund --prefix "$prefix" "$1@$2" >&2; then

@@ -17,6 +17,10 @@
 #include "agent/cli_agent.h"
 #include "agent/cli_install.h"
 #include "cli_netns.h"
+#include <netdb.h>
+
+#include <cstring>
+#include <thread>
 #include "store/run_db.h"
 #include "support/fake_model_server.h"
 #include "support/temp_dir.h"
@@ -65,13 +69,24 @@ const Installed& installed() {
   return inst;
 }
 
-// Entered once per test process, after the install.
-const std::string& netns() {
-  static const std::string why = kevo::test::enter_loopback_netns();
-  return why;
+// Entered once per test process, after the install, with its tripwire.
+struct Network {
+  std::string why_not;
+  kevo::test::Tripwire tripwire;
+};
+
+Network& network() {
+  static Network* n = [] {
+    auto* m = new Network;  // lives as long as the process: its thread watches to the end
+    m->why_not = kevo::test::enter_loopback_netns();
+    if (m->why_not.empty()) m->why_not = m->tripwire.start();
+    return m;
+  }();
+  return *n;
 }
 
-bool can_reach_outside() {
+// Where a connection to a public address lands: the tripwire on this machine, nowhere else.
+std::string outside_answer() {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -79,19 +94,40 @@ bool can_reach_outside() {
   inet_pton(AF_INET, "1.1.1.1", &a.sin_addr);
   const bool ok = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   close(s);
-  return ok;
+  return ok ? "connected" : strerror(errno);
 }
 
-test::ModelScript script() {
+// What an agent must never read: the run database kevo mcp writes, a kevo cache, another run's
+// work folder, the task's held-out configs. The CLI's own shell tool tries each and writes what
+// happened into the workspace.
+struct Forbidden {
+  fs::path db, cache, other_run, held_out;
+};
+
+std::string probe_command(const Forbidden& f, const fs::path& workspace) {
+  // The workspace's own file first: what is refused is refused by the sandbox, not a broken cat.
+  std::string cmd = "echo mine > '" + (workspace / "own.txt").string() + "'; for p in '" + (workspace / "own.txt").string() + "'";
+  for (const fs::path& p : {f.db, f.cache, f.other_run, f.held_out}) cmd += " '" + p.string() + "'";
+  return cmd + "; do if cat \"$p\" >/dev/null 2>&1; then echo \"read $p\"; else echo \"refused $p\"; fi; done > '" +
+         (workspace / "probe.txt").string() + "'";
+}
+
+// The CLI's own shell tool, as each calls it.
+json shell_call(AgentCliKind kind, const std::string& cmd) {
+  if (kind == AgentCliKind::kCodex) return {{"tool", "exec_command"}, {"arguments", {{"cmd", cmd}, {"login", false}}}};
+  return {{"tool", "Bash"}, {"arguments", {{"command", cmd}, {"description", "Try to read files outside the workspace"}}}};
+}
+
+test::ModelScript script(AgentCliKind kind, const std::string& probe) {
+  auto one = [](json call) { return json{{"tool_calls", json::array({std::move(call)})}}; };
   auto s = test::parse_model_script(json{
       {"server", "kevo"},
-      {"turns",
-       json::array({{{"tool_calls", json::array({{{"tool", "task"}, {"arguments", json::object()}}})}},
-                    {{"tool_calls", json::array({{{"tool", "evaluate"},
-                                                  {"arguments", {{"source", kGood}, {"name", "good"}, {"idea", "the baseline, marked fast"}}}}})}},
-                    {{"tool_calls", json::array({{{"tool", "evaluate"}, {"arguments", {{"source", kBad}, {"name", "bad"}}}}})}},
-                    {{"tool_calls", json::array({{{"tool", "submit"}, {"arguments", {{"source", kGood}}}}})}},
-                    {{"text", "Submitted the good kernel."}}})}});
+      {"turns", json::array({one({{"tool", "task"}, {"arguments", json::object()}}), one(shell_call(kind, probe)),
+                             one({{"tool", "evaluate"},
+                                  {"arguments", {{"source", kGood}, {"name", "good"}, {"idea", "the baseline, marked fast"}}}}),
+                             one({{"tool", "evaluate"}, {"arguments", {{"source", kBad}, {"name", "bad"}}}}),
+                             one({{"tool", "submit"}, {"arguments", {{"source", kGood}}}}),
+                             {{"text", "Submitted the good kernel."}}})}});
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
@@ -100,11 +136,22 @@ struct EpisodeRun {
   TempDir t{"kevo-cli-episode"};
   std::unique_ptr<test::FakeModelServer> model;
   Result<AgentEpisodeResult> result = fail("not run");
-  fs::path db = t.path / "runs.db";
+  fs::path db = t.path / "runs.db", workspace = t.path / "work";
+  Forbidden forbidden{db, t.path / "home" / ".cache" / "kevo" / "compile" / "k.so",
+                      t.path / "episode-0" / "work" / "candidate.cu",
+                      fs::path(KEVO_SOURCE_DIR) / "tasks" / "softmax" / "task.toml"};
+  EpisodeRun() {
+    for (const fs::path& p : {forbidden.cache, forbidden.other_run}) {
+      fs::create_directories(p.parent_path());
+      std::ofstream(p) << "not for the agent\n";
+    }
+    fs::create_directories(workspace);
+  }
 };
 
 void run(EpisodeRun& e, AgentCliKind kind, const fs::path& exe) {
-  auto server = test::FakeModelServer::start(script(), e.t.path / "model-requests.jsonl");
+  auto server = test::FakeModelServer::start(script(kind, probe_command(e.forbidden, e.workspace)),
+                                             e.t.path / "model-requests.jsonl");
   ASSERT_TRUE(server) << server.error().message;
   e.model = std::move(*server);
   setenv("KEVO_TEST_MODEL_KEY", "sk-kevo-test-not-a-real-key", 1);
@@ -116,9 +163,7 @@ void run(EpisodeRun& e, AgentCliKind kind, const fs::path& exe) {
   spec.api.key_env = "KEVO_TEST_MODEL_KEY";
   spec.mcp_command = {(kBin / "kevo").string(), "mcp", (fs::path(KEVO_SOURCE_DIR) / "tasks" / "softmax").string(),
                       "--db", e.db.string(), "--fake-gpu", "--max-evals", "10"};
-  if (const char* probe = std::getenv("KEVO_AGENT_PROBE_MCP")) spec.mcp_command = {"/bin/sh", "-c", probe};
-  fs::create_directories(e.t.path / "work");
-  spec.workspace = e.t.path / "work";
+  spec.workspace = e.workspace;
   spec.control_dir = e.t.path / "control";
   spec.bridge_executable = kBin / "kevo-mcp-bridge";
   spec.prompt = "Optimize the softmax kernel with the kevo tools: read the task, evaluate, submit the best.";
@@ -155,20 +200,52 @@ void expect_recorded(const EpisodeRun& e) {
   auto best = (*db)->candidate(run->best_candidate);
   ASSERT_TRUE(best);
   EXPECT_EQ(best->source, kGood) << context;
+  for (const auto& c : *cands)
+    std::printf("[ episode ] candidate %lld %s: %s %s\n", static_cast<long long>(c.id), c.name.c_str(),
+                store::to_string(c.outcome), c.reason.c_str());
+  std::printf("[ episode ] final: %.300s\n", run->final_json.c_str());
   // Every request went to the scripted endpoints, and the script ran to its end.
   for (const auto& p : e.model->problems()) ADD_FAILURE() << "model server: " << p.dump();
-  EXPECT_EQ(e.model->turns_reached(), 5u) << context;
+  EXPECT_EQ(e.model->turns_reached(), 6u) << context;
+  // The CLI's shell ran confined: each forbidden file refused, its workspace writable.
+  std::ifstream probe(e.workspace / "probe.txt");
+  std::stringstream got;
+  got << probe.rdbuf();
+  std::string want = "read " + (e.workspace / "own.txt").string() + "\n";
+  for (const fs::path& p : {e.forbidden.db, e.forbidden.cache, e.forbidden.other_run, e.forbidden.held_out})
+    want += "refused " + p.string() + "\n";
+  EXPECT_EQ(got.str(), want) << context;
+  if (::testing::Test::HasFailure())
+    for (const auto& req : e.model->requests())
+      std::printf("[ episode ] request %s %s -> %s turn %s %s\n", req.value("method", "").c_str(), req.value("path", "").c_str(),
+                  req["status"].dump().c_str(), req.contains("turn") ? req["turn"].dump().c_str() : "-",
+                  req.value("note", req.value("problem", "")).c_str());
 }
 
 void episode_test(AgentCliKind kind) {
   const Installed& i = installed();
   if (!i.why_not.empty()) GTEST_SKIP() << "npm could not install the agent CLIs: " << i.why_not;
-  ASSERT_EQ(netns(), "") << "no loopback-only network namespace";
-  ASSERT_FALSE(can_reach_outside()) << "the network namespace reaches the outside";
+  Network& net = network();
+  ASSERT_EQ(net.why_not, "") << "no loopback-only network namespace";
+  // The tripwire answers for every address: the namespace has no way out.
+  const size_t seen = net.tripwire.attempts().size();
+  ASSERT_EQ(outside_answer(), "connected");
+  addrinfo* ai = nullptr;
+  ASSERT_NE(getaddrinfo("api.anthropic.com", "443", nullptr, &ai), 0) << "a name resolved in the namespace";
+  for (int ms = 0; ms < 2000 && net.tripwire.attempts().size() < seen + 2; ms += 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // its thread takes the connection
+  const auto controls = net.tripwire.attempts();
+  ASSERT_GE(controls.size(), seen + 2);
+  EXPECT_THAT(controls, ::testing::Contains("TCP connection to port 443"));
+  EXPECT_THAT(controls, ::testing::Contains("DNS query for api.anthropic.com"));
+  const size_t before = controls.size();
   EpisodeRun e;
   const auto start = std::chrono::steady_clock::now();
   run(e, kind, kind == AgentCliKind::kCodex ? i.codex : i.claude);
   expect_recorded(e);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // what the episode's last moments tried
+  const auto tried = net.tripwire.attempts();
+  for (size_t k = before; k < tried.size(); ++k) ADD_FAILURE() << "the episode reached for the outside: " << tried[k];
   std::printf("[ episode ] %s: %.1f s (install check %.1f s), %zu model requests\n", to_string(kind),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), i.seconds,
               e.model ? e.model->requests().size() : 0);

@@ -32,16 +32,34 @@ store::StopKind stop_kind(SessionEnd why) {
 
 }  // namespace
 
-KernelSession::KernelSession(const Task& task, evolve::CandidateEvaluator& ev, store::RunDb& db, SessionOptions opts)
+KernelSession::KernelSession(const Task& task, evolve::CandidateEvaluator& ev, store::RunDb* db, SessionOptions opts)
     : task_(task), ev_(ev), db_(db), opts_(std::move(opts)) {}
 
 KernelSession::~KernelSession() { finish(SessionEnd::kShutdown, 0); }
 
 Result<std::unique_ptr<KernelSession>> KernelSession::start(const Task& task, evolve::CandidateEvaluator& ev,
                                                             store::RunDb& db, SessionOptions opts) {
-  std::unique_ptr<KernelSession> s(new KernelSession(task, ev, db, std::move(opts)));
+  std::unique_ptr<KernelSession> s(new KernelSession(task, ev, &db, std::move(opts)));
   KEVO_TRY(s->open_run());
   return s;
+}
+
+std::unique_ptr<KernelSession> KernelSession::start_episode(const Task& task, evolve::CandidateEvaluator& ev,
+                                                            SessionOptions opts) {
+  std::unique_ptr<KernelSession> s(new KernelSession(task, ev, nullptr, std::move(opts)));
+  s->ctx_ = *s->opts_.context;
+  s->client_ = s->opts_.model;
+  return s;
+}
+
+int64_t KernelSession::answer() const {
+  std::lock_guard lock(mu_);
+  return answer_;
+}
+
+int KernelSession::attempts() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(attempts_.size());
 }
 
 Status KernelSession::open_run() {
@@ -53,10 +71,10 @@ Status KernelSession::open_run() {
                           {"fake_evaluator", ev_.is_fake()},           {"launch", opts_.launch}}
                          .dump();
   row_.note = "an agent's session over kevo's tools";
-  auto id = db_.create_run(row_);
+  auto id = db_->create_run(row_);
   if (!id) return id.unexpected();
   row_.id = *id;
-  work_ = opts_.work_dir.empty() ? store::default_work_dir(db_) : opts_.work_dir;
+  work_ = opts_.work_dir.empty() ? store::default_work_dir(*db_) : opts_.work_dir;
   work_ /= fmt::format("run-{}", row_.id);
   std::error_code ec;
   std::filesystem::create_directories(work_, ec);
@@ -68,22 +86,26 @@ Status KernelSession::open_run() {
   if (base.outcome != Outcome::Pass) {
     row_.status = store::RunStatus::kFailed;
     row_.stop_reason = store::StopReason{store::StopKind::kBaselineFailed, {}}.text();
-    (void)db_.update_run(row_);
+    (void)db_->update_run(row_);
     finished_ = true;
     return fail("the task's baseline failed its own check ({}): {}", base.reason_text(), base.message);
   }
   ctx_ = evolve::make_task_context(task_, base, ev_.cuda_version(), evolve::load_abi_text());
-  return db_.update_run(row_);
+  return db_->update_run(row_);
 }
 
 void KernelSession::set_client(const std::string& name, const std::string& version) {
   std::lock_guard lock(mu_);
+  if (opts_.broker) return;  // an episode's attempts carry the search's name for its agent
   client_ = version.empty() ? name : name + " " + version;
   if (client_.empty()) client_ = "mcp client";
 }
 
 std::vector<std::string> KernelSession::private_paths() const {
-  return {work_.string(), std::filesystem::absolute(task_.dir).string(), db_.where()};
+  std::vector<std::string> paths{std::filesystem::absolute(task_.dir).string()};
+  if (!work_.empty()) paths.push_back(work_.string());
+  if (db_) paths.push_back(db_->where());
+  return paths;
 }
 
 json KernelSession::task_view() const {
@@ -151,11 +173,11 @@ Result<int64_t> KernelSession::record(const Verdict& v, const std::string& sourc
   c.name = name;
   c.rationale = idea;
   c.accepted = c.passed() && c.speedup > row_.best_speedup;
-  KEVO_TRY(db_.add_candidate(c));
+  KEVO_TRY(db_->add_candidate(c));
   if (c.accepted) {
     row_.best_candidate = c.id;
     row_.best_speedup = c.speedup;
-    KEVO_TRY(db_.update_run(row_));
+    KEVO_TRY(db_->update_run(row_));
   }
   return c.id;
 }
@@ -168,6 +190,7 @@ void KernelSession::finish(SessionEnd why, int protocol_errors, std::chrono::mil
                         : idle_.wait_for(lock, wait, [&] { return calls_in_flight_ == 0; });
   if (finished_) return;
   finished_ = true;
+  if (!db_) return;  // an episode: the search records its attempts and its end
   const bool failed = why == SessionEnd::kError;
   row_.status = failed ? store::RunStatus::kFailed : idle ? store::RunStatus::kFinished : store::RunStatus::kInterrupted;
   row_.stop_reason = store::StopReason{stop_kind(why), {}}.text();
@@ -177,8 +200,8 @@ void KernelSession::finish(SessionEnd why, int protocol_errors, std::chrono::mil
                            : row_.best_candidate ? fmt::format("best #{} not verified (never submitted or failed)", row_.best_candidate)
                                                  : std::string("none passed"));
   if (!idle) row_.note += fmt::format("; {} call(s) in flight abandoned when the server stopped", calls_in_flight_);
-  (void)db_.update_run(row_);
-  (void)db_.add_event(row_.id, "finished",
+  (void)db_->update_run(row_);
+  (void)db_->add_event(row_.id, "finished",
                       json{{"status", store::to_string(row_.status)}, {"stop_reason", row_.stop_reason},
                            {"attempts", attempts_.size()}, {"winner", winner_}, {"protocol_errors", protocol_errors},
                            {"abandoned", idle ? 0 : calls_in_flight_}}

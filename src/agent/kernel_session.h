@@ -26,6 +26,7 @@
 #include "agent/budgets.h"
 #include "check/evaluator.h"
 #include "evolve/candidate_evaluator.h"
+#include "evolve/episode.h"
 #include "evolve/task_context.h"
 #include "store/run_db.h"
 #include "task/task.h"
@@ -40,6 +41,13 @@ struct SessionOptions {
   std::filesystem::path work_dir;   // where sources are written; empty: beside the database
   std::string strategy = "mcp";     // the run's strategy column
   std::string launch;               // the command line, for the run's record
+  // An episode of a search (evolve/episode.h): the session has no run of its own; its attempts are
+  // the search's candidates, evaluated and recorded by the search through the broker, and a
+  // submission only names the episode's answer (the search verifies its best at its end).
+  evolve::EpisodeBroker* broker = nullptr;
+  const evolve::TaskContext* context = nullptr;  // with broker: the search's task context
+  std::vector<int64_t> parents;                  // with broker: the first attempt's parents
+  std::string model;                             // with broker: recorded as each attempt's model
 };
 
 // Why a session ended, as its run records it (stop_reason "agent_<name>").
@@ -57,6 +65,7 @@ struct Attempt {  // one evaluation, as the session keeps it
   int64_t candidate = 0;
   int turn = 0;
   std::string tool;  // evaluate, profile, submit
+  std::string source;
   std::string name;
   store::CandidateOutcome outcome = store::CandidateOutcome::kUnknown;
   double speedup = 0, speedup_lo = 0, speedup_hi = 0;
@@ -69,9 +78,14 @@ class KernelSession {
   // when the database or work folder fails or the baseline does not pass its own check.
   static Result<std::unique_ptr<KernelSession>> start(const Task& task, evolve::CandidateEvaluator& ev,
                                                       store::RunDb& db, SessionOptions opts);
+  // An episode of a search: opts.broker and opts.context are set; no run, no baseline of its own.
+  static std::unique_ptr<KernelSession> start_episode(const Task& task, evolve::CandidateEvaluator& ev,
+                                                      SessionOptions opts);
   ~KernelSession();
 
-  int64_t run_id() const { return row_.id; }
+  int64_t run_id() const { return row_.id; }  // 0 for an episode
+  int64_t answer() const;                      // the candidate submitted last (0: none)
+  int attempts() const;
   const evolve::TaskContext& context() const { return ctx_; }
   const SessionBudgets& budgets() const { return opts_.budgets; }
   void set_client(const std::string& name, const std::string& version);
@@ -93,7 +107,7 @@ class KernelSession {
               std::chrono::milliseconds wait = std::chrono::milliseconds::max());
 
  private:
-  KernelSession(const Task& task, evolve::CandidateEvaluator& ev, store::RunDb& db, SessionOptions opts);
+  KernelSession(const Task& task, evolve::CandidateEvaluator& ev, store::RunDb* db, SessionOptions opts);
   Status open_run();
   ToolResultOr<Attempt> run_checker(const std::string& source, const std::string& tool, const std::string& name,
                                     const std::string& idea, bool profile);
@@ -102,13 +116,18 @@ class KernelSession {
   std::optional<ToolError> check_source(const std::string& source) const;
   std::string source_of(int64_t candidate) const;
   ToolResultOr<nlohmann::json> verify(int64_t candidate, const std::string& source);
+  Result<evolve::EpisodeResult> check(const std::string& source, evolve::EpisodeCall call, const std::string& name,
+                                      const std::string& idea, bool* recorded);
+  Result<evolve::EpisodeResult> check_here(const std::string& source, evolve::EpisodeCall call,
+                                           const std::string& name, const std::string& idea);
+  ToolResultOr<nlohmann::json> episode_answer(int64_t candidate);
   Result<int64_t> record(const Verdict& v, const std::string& source, const std::string& name, const std::string& idea);
   std::vector<std::string> private_paths() const;
   nlohmann::json shown_verification() const;  // with mu_ held
 
   const Task& task_;
   evolve::CandidateEvaluator& ev_;
-  store::RunDb& db_;
+  store::RunDb* db_;  // null for an episode: the search records
   SessionOptions opts_;
   evolve::TaskContext ctx_;
   store::RunRow row_;
@@ -122,7 +141,8 @@ class KernelSession {
   int calls_in_flight_ = 0;
   std::vector<Attempt> attempts_;
   nlohmann::json verification_ = nlohmann::json::array();
-  int64_t winner_ = 0;
+  int64_t winner_ = 0, answer_ = 0;
+  int files_ = 0;  // numbers the source files written here
   double winner_speedup_ = 0;
   bool finished_ = false;
   std::mutex eval_mu_;  // one evaluation at a time

@@ -40,19 +40,50 @@ ToolResultOr<json> KernelSession::compile(const std::string& source) {
   if (auto e = check_source(source)) return *e;
   const CallKind kind{.compile = true};
   if (auto e = reserve(kind)) return *e;
-  EvalOptions o = opts_.eval;
-  o.compile_only = true;
-  Verdict v;
-  {
-    auto file = work_ / fmt::format("compile{}.cu", spent().compiles);
-    if (auto w = write_file_atomic(file, source); !w) {
-      release(kind, 0);
-      return ToolError{"the server could not write the source: " + w.error().message, std::nullopt};
-    }
-    v = ev_.evaluate(task_, file, o);  // compiling runs beside evaluations: it needs no GPU
-  }
+  auto r = check(source, evolve::EpisodeCall::kCompile, "", "", nullptr);
   release(kind, 0);
-  return compile_view(v, task_, private_paths());
+  if (!r) return ToolError{r.error().message, std::nullopt};
+  return compile_view(r->verdict, task_, private_paths());
+}
+
+// Where a kernel is checked: by the search that owns this episode (through its broker), or here,
+// recorded in the session's own run.
+Result<evolve::EpisodeResult> KernelSession::check(const std::string& source, evolve::EpisodeCall call,
+                                                   const std::string& name, const std::string& idea, bool*) {
+  if (!opts_.broker) return check_here(source, call, name, idea);
+  evolve::EpisodeRequest q{call, source, name, idea, opts_.parents, opts_.model};
+  {
+    std::lock_guard lock(mu_);
+    if (!attempts_.empty()) q.parents = {attempts_.back().candidate};
+    if (!client_.empty() && q.model.empty()) q.model = client_;
+  }
+  return opts_.broker->call(std::move(q));
+}
+
+Result<evolve::EpisodeResult> KernelSession::check_here(const std::string& source, evolve::EpisodeCall call,
+                                                        const std::string& name, const std::string& idea) {
+  EvalOptions o = opts_.eval;
+  o.visible_only = true;
+  o.held_out_only = false;
+  o.compile_only = call == evolve::EpisodeCall::kCompile;
+  o.profile = call == evolve::EpisodeCall::kProfile;
+  o.baseline_ms = ctx_.baseline_ms;
+  o.baseline_gpu = ctx_.gpu;
+  auto file = work_ / fmt::format("{}{}.cu", o.compile_only ? "compile" : "attempt", ++files_);
+  evolve::EpisodeResult r;
+  if (auto w = write_file_atomic(file, source); !w)
+    r.verdict.set(Outcome::InfraError, Reason::kEvaluator, "the server could not write the source: " + w.error().message);
+  else if (o.compile_only)
+    r.verdict = ev_.evaluate(task_, file, o);  // compiling needs no GPU: it runs beside evaluations
+  else {
+    std::lock_guard eval(eval_mu_);
+    r.verdict = ev_.evaluate(task_, file, o);
+  }
+  if (o.compile_only) return r;
+  auto id = record(r.verdict, source, name, idea);
+  if (!id) return fail("the attempt could not be recorded: {}", id.error().message);
+  r.candidate = *id;
+  return r;
 }
 
 ToolResultOr<Attempt> KernelSession::run_checker(const std::string& source, const std::string& tool,
@@ -60,13 +91,6 @@ ToolResultOr<Attempt> KernelSession::run_checker(const std::string& source, cons
   if (auto e = check_source(source)) return *e;
   const CallKind kind{.needs_gpu = true};
   if (auto e = reserve(kind)) return *e;
-  EvalOptions o = opts_.eval;
-  o.visible_only = true;
-  o.held_out_only = false;
-  o.profile = profile;
-  o.baseline_ms = ctx_.baseline_ms;
-  o.baseline_gpu = ctx_.gpu;
-  std::lock_guard eval(eval_mu_);
   const auto t0 = std::chrono::steady_clock::now();
   // Released after the attempt is recorded, so a session that ends waits for the record too.
   struct Release {
@@ -75,15 +99,10 @@ ToolResultOr<Attempt> KernelSession::run_checker(const std::string& source, cons
     std::chrono::steady_clock::time_point t0;
     ~Release() { s->release(kind, seconds_since(t0)); }
   } release_at_end{this, kind, t0};
-  auto file = work_ / fmt::format("attempt{}.cu", spent().evaluations);
-  Verdict v;
-  if (auto w = write_file_atomic(file, source); !w)
-    v.set(Outcome::InfraError, Reason::kEvaluator, "the server could not write the source: " + w.error().message);
-  else
-    v = ev_.evaluate(task_, file, o);
-  auto id = record(v, source, name, idea);
-  if (!id) return ToolError{"the attempt could not be recorded: " + id.error().message, std::nullopt};
-  Attempt a{*id, 0, tool, name, kevo::stored_outcome(v.outcome)};
+  auto r = check(source, profile ? evolve::EpisodeCall::kProfile : evolve::EpisodeCall::kEvaluate, name, idea, nullptr);
+  if (!r) return ToolError{r.error().message, std::nullopt};
+  const Verdict& v = r->verdict;
+  Attempt a{r->candidate, 0, tool, source, name, kevo::stored_outcome(v.outcome)};
   a.view = verdict_view(v, task_, private_paths());
   if (v.outcome == Outcome::Pass && v.timing)
     a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
@@ -103,10 +122,7 @@ ToolResultOr<Attempt> KernelSession::evaluate(const std::string& source, const s
 std::string KernelSession::source_of(int64_t candidate) const {
   std::lock_guard lock(mu_);
   for (const auto& a : attempts_)
-    if (a.candidate == candidate && a.outcome == store::CandidateOutcome::kPass) {
-      auto row = db_.candidate(candidate);
-      return row ? row->source : std::string();
-    }
+    if (a.candidate == candidate && a.outcome == store::CandidateOutcome::kPass) return a.source;
   return {};
 }
 
@@ -134,7 +150,22 @@ ToolResultOr<json> KernelSession::submit(const std::string& source, int64_t cand
   std::string src = source_of(candidate);
   if (src.empty())
     return ToolError{fmt::format("candidate {} is not a passing attempt of this session", candidate), std::nullopt};
+  if (opts_.broker) return episode_answer(candidate);
   return verify(candidate, src);
+}
+
+// In a search, a submission names the episode's answer; the search verifies its best kernels on
+// held-out shapes at its end, whichever episode found them.
+ToolResultOr<json> KernelSession::episode_answer(int64_t candidate) {
+  std::lock_guard lock(mu_);
+  if (spent_.submissions >= opts_.budgets.submissions)
+    return ToolError{budget_message(Budget::kSubmissions, opts_.budgets, spent_), Budget::kSubmissions};
+  answer_ = candidate;
+  ++spent_.submissions;
+  return json{{"candidate", candidate},
+          {"submitted", true},
+          {"verified", false},
+          {"message", "recorded as this episode's answer; the search verifies its best kernels on other shapes at its end"}};
 }
 
 // Held-out verification, as a search's winner gets it: the held-out configs only, fresh inputs,
@@ -178,7 +209,7 @@ ToolResultOr<json> KernelSession::verify(int64_t candidate, const std::string& s
                          {"attempts", verification_}}
                         .dump();
   if (winner_) row_.best_candidate = winner_, row_.best_speedup = winner_speedup_;
-  (void)db_.update_run(row_);  // kept now: a crash later loses no verified result
+  (void)db_->update_run(row_);  // kept now: a crash later loses no verified result
   lock.unlock();
   release(kind, gpu_s);
   json out = {{"candidate", candidate}, {"verified", pass}, {"winner", winner}, {"outcome", outcome_name(v.outcome)},

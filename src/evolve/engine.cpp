@@ -166,7 +166,7 @@ Status search(RunState& s, RunOutcome& out) {
   const auto t_search = SteadyClock::now();
   const double gpu_s_search0 = s.gpu_s;
   const auto util_search0 = s.gpu_util ? s.gpu_util->mark() : GpuUtilSampler::Mark{};
-  if (s.llm) {
+  if (s.llm || s.episodes) {
     KEVO_TRY(evolve_phase(s));
   } else {
     std::string note;
@@ -207,7 +207,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
   store::RunRow row;
   row.task = task_.name;
   row.task_dir = std::filesystem::absolute(task_.dir).string();
-  row.strategy = llm_ ? opts.strategy.name : "offline-tuning";
+  row.strategy = llm_ || episodes_ ? opts.strategy.name : "offline-tuning";
   json cfg = {{"strategy", opts.strategy.to_json()},
               {"budgets", opts.budgets.to_json()},
               {"seed", opts.seed},
@@ -216,7 +216,7 @@ Result<RunOutcome> Engine::start(const EngineOptions& opts) {
               {"verify_time_budget_s", opts.verify_time_budget_s},
               {"race_timing", opts.race_timing},
               {"eval_profile", opts.eval.profile},
-              {"llm", llm_ ? llm_->name() : ""},
+              {"llm", llm_ ? llm_->name() : episodes_ ? episodes_->name() : ""},
               {"fake_evaluator", evaluator_.is_fake()},
               {"launch", opts.launch}};
   row.config_json = cfg.dump();
@@ -250,7 +250,7 @@ Result<RunOutcome> Engine::run(store::RunRow row, const EngineOptions& opts, boo
   EvalPool* pool = pool_ ? pool_ : (own_pool = make_serial_pool(evaluator_, task_)).get();
   RunState s(RunServices{.task = task_, .ev = evaluator_, .pool = *pool, .db = db_, .llm = llm_,
                          .ens = ensemble_, .verifier = verifier_, .user_cancel = cancel_, .events = events_,
-                         .on_progress = progress_, .gpu_util = gpu_util_},
+                         .on_progress = progress_, .gpu_util = gpu_util_, .episodes = episodes_},
              std::move(row), opts);
   if (resumed) keep_budgets(s.row, opts.budgets);
   KEVO_TRY(pool->set_run(s.row.id));

@@ -31,6 +31,8 @@
 
 namespace kevo::evolve {
 
+class EpisodeRunner;  // episode.h
+
 struct Budgets {
   int max_candidates = 45;             // completed candidates (evaluated or invalid answers)
   std::optional<int64_t> max_calls;    // LLM calls started
@@ -145,6 +147,9 @@ class Engine {
   // outcome; null (the default): not known. The sampler may span several runs (kevo bench): a run
   // reads only its own window.
   void set_gpu_util(const GpuUtilSampler* sampler) { gpu_util_ = sampler; }
+  // Proposals become agent episodes (episode.h) instead of single model answers; the runner must
+  // outlive the run. With it the engine needs no LlmClient.
+  void set_episodes(EpisodeRunner* runner) { episodes_ = runner; }
 
   Result<RunOutcome> start(const EngineOptions& opts);
   // Continues a stored run with its population rebuilt from the database.
@@ -164,6 +169,7 @@ class Engine {
   llm::LlmClient* verifier_ = nullptr;
   const GpuUtilSampler* gpu_util_ = nullptr;
   std::function<void(const Progress&)> progress_;
+  EpisodeRunner* episodes_ = nullptr;
 };
 
 // The message shown when no model is configured.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "evolve/episode_phase.h"
 #include "evolve/run_record.h"
 #include "evolve/run_schedule.h"
 #include "evolve/run_state.h"
@@ -60,6 +61,7 @@ store::CandidateRow invalid_row(const Proposal& p) {
 
 // A ready proposal: accounted, then recorded as invalid or a repeat, or submitted to the pool.
 Status handle(RunState& s, Proposal p) {
+  if (p.episode) return account_episode(s, p);  // its attempts are candidates already
   if (!p.llm_ok) return handle_llm_failure(s, p);
   count_answer(s, p);
   if (s.hard_stop) {  // answered, but the run is stopping: keep the accounting only
@@ -113,6 +115,7 @@ Status complete(RunState& s, EvalDone d) {
   } else {
     s.infra_in_row = 0;
   }
+  if (pe.reply) return complete_episode_attempt(s, std::move(pe), v);
   std::string feedback;
   if (v.outcome == Outcome::CompileError)
     feedback = "The compiler said:\n" + (v.compile ? v.compile->diagnostics : v.message);
@@ -125,7 +128,13 @@ Status complete(RunState& s, EvalDone d) {
 // A run stopping at once leaves its queued evaluations (pool.can_leave_pending()): their LLM
 // calls are recorded, no candidate is, and a resumed run starts from what was recorded.
 Status leave_pending(RunState& s) {
-  for (auto& [ticket, pe] : s.pending) KEVO_TRY(s.db.add_llm_call(call_row(s, pe.proposal, "discarded: run stopping")));
+  for (auto& [ticket, pe] : s.pending) {
+    if (pe.reply) {  // an episode's attempt: the episode hears it, there is no call to record
+      pe.reply->set_value(fail("the run stopped before this evaluation ran"));
+      continue;
+    }
+    KEVO_TRY(s.db.add_llm_call(call_row(s, pe.proposal, "discarded: run stopping")));
+  }
   s.emit("left_in_queue", {{"evaluations", s.pending.size()}});
   s.pending.clear();
   s.evaluating.clear();
@@ -149,6 +158,7 @@ void refill(RunState& s, Inflight& inflight) {
       break;  // the calls in flight may still fail and free their place
     Job j = plan_job(s);
     inflight.push_back(std::async(std::launch::async, [&s, j = std::move(j)]() mutable {
+      if (s.episodes) return run_episode(s, std::move(j));
       return make_proposal(std::move(j), *s.llm, s.inner_cancel, s.ev, s.task, s.work_dir, {s.verifier, &s.ctx});
     }));
   }
@@ -194,6 +204,7 @@ Status evolve_phase(RunState& s) {
   auto last_report = SteadyClock::now();
   while (true) {
     refill(s, inflight);
+    KEVO_TRY(feed_episode_attempts(s, [&s] { return slot_free(s); }));
     if (s.hard_stop && !s.pending.empty() && s.pool.can_leave_pending()) KEVO_TRY(leave_pending(s));
     if (inflight.empty() && s.pending.empty()) break;
     auto done = s.pool.next(std::chrono::milliseconds(0));

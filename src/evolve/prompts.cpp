@@ -159,6 +159,7 @@ Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
                                "its optimization idea if you can.");
       break;
     case Op::kTune:
+    case Op::kAgent:  // an episode's prompt is the operator's it was planned with
       break;
   }
   u += answer_format(s, in.op);

@@ -42,6 +42,8 @@ struct Proposal {
   std::string invalid_message;
   std::filesystem::path file;
   std::optional<VerifierAnswer> verifier;  // the LLM verifier's review, when one is configured
+  // An agent episode (episode.h): its attempts are candidates already; this is its accounting.
+  bool episode = false;
 };
 
 // The LLM verifier a proposal asks before its candidate is compiled (llm_verifier.h).

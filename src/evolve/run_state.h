@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evolve/engine.h"
+#include "evolve/episode.h"
 #include "evolve/population.h"
 #include "evolve/proposal.h"
 #include "evolve/task_context.h"
@@ -46,12 +47,16 @@ struct RunServices {
   EventSink* events;
   const std::function<void(const Progress&)>& on_progress;
   const GpuUtilSampler* gpu_util;  // null: NVML's figure is not known
+  EpisodeRunner* episodes = nullptr;  // proposals are agent episodes (episode.h); null: model answers
 };
 
 // An evaluation in the pool, by ticket: the proposal it came from and its program's fingerprint.
 struct Pending {
   Proposal proposal;
   std::string fingerprint;
+  // An episode's attempt: the episode waits for this answer (the verdict and its candidate).
+  std::shared_ptr<std::promise<Result<EpisodeResult>>> reply;
+  EpisodeCall call = EpisodeCall::kEvaluate;
 };
 
 // Everything one run keeps while it goes.
@@ -86,6 +91,7 @@ struct RunState : RunServices {
   bool hard_stop = false;        // in-flight proposals are discarded, not evaluated
   llm::CancelToken inner_cancel;  // fired on Ctrl-C and on hard stops; the workers watch it
   std::filesystem::path work_dir;  // candidate files
+  EpisodeBroker broker;            // episodes' attempts, on their way to the pool
 
   void emit(const std::string& kind, const nlohmann::json& data);
   Progress progress(int in_flight) const;

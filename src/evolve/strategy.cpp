@@ -19,12 +19,13 @@ const char* to_string(Op op) {
     case Op::kDiffEdit: return "diff_edit";
     case Op::kRepair: return "repair";
     case Op::kTune: return "tune";
+    case Op::kAgent: return "agent";
   }
   return "?";
 }
 
 Result<Op> parse_op(std::string_view s) {
-  for (Op op : {Op::kInit, Op::kMutate, Op::kCrossover, Op::kRewrite, Op::kDiffEdit, Op::kRepair, Op::kTune})
+  for (Op op : {Op::kInit, Op::kMutate, Op::kCrossover, Op::kRewrite, Op::kDiffEdit, Op::kRepair, Op::kTune, Op::kAgent})
     if (s == to_string(op)) return op;
   return fail("unknown operator '{}' (init, mutate, crossover, rewrite, diff_edit, repair)", s);
 }

@@ -20,7 +20,8 @@ namespace kevo::evolve {
 // crossover: combine two parents. rewrite: a fresh kernel for the task, parents as background
 // only. diff_edit: SEARCH/REPLACE edits to one parent. repair: fix a failed candidate from its
 // diagnostic. tune: offline substitution of annotated constants (no model).
-enum class Op { kInit, kMutate, kCrossover, kRewrite, kDiffEdit, kRepair, kTune };
+// kAgent: an attempt an agent's episode evaluated (episode.h), not a prompt's answer.
+enum class Op { kInit, kMutate, kCrossover, kRewrite, kDiffEdit, kRepair, kTune, kAgent };
 const char* to_string(Op op);
 Result<Op> parse_op(std::string_view s);
 

@@ -240,6 +240,17 @@ TEST(AgentEpisode, TheWallLimitEndsTheCliAndWhatItLeftRunning) {
   EXPECT_FALSE(alive(std::stoi(pid)));  // the background sleep went with the CLI's group
 }
 
+TEST(AgentEpisode, ACliThatFailsIsAResultNotAnError) {
+  Episode e("echo 'cannot go on' >&2; exit 3");
+  auto r = run_agent_episode(e.spec);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->stderr_tail, "cannot go on\n");
+  EXPECT_FALSE(r->mcp_connected);
+  EXPECT_THAT(r->describe(), HasSubstr("exit code 3"));
+}
+
 TEST(AgentEpisode, TheKeyReachesTheCliOnlyAndNoFile) {
   setenv("KEVO_TEST_AGENT_KEY", "sk-agent-episode-key", 1);
   setenv("OPENAI_API_KEY", "sk-not-for-the-agent", 1);

@@ -21,6 +21,7 @@
 
 #include <cstring>
 #include <thread>
+#include "results/run_final.h"
 #include "store/run_db.h"
 #include "support/fake_model_server.h"
 #include "support/temp_dir.h"
@@ -172,6 +173,17 @@ void run(EpisodeRun& e, AgentCliKind kind, const fs::path& exe) {
   e.result = run_agent_episode(spec);
 }
 
+// The CLI's own shell ran confined: its workspace file read, each forbidden file refused.
+void expect_probe_refused(const EpisodeRun& e, const std::string& context) {
+  std::ifstream probe(e.workspace / "probe.txt");
+  std::stringstream got;
+  got << probe.rdbuf();
+  std::string want = "read " + (e.workspace / "own.txt").string() + "\n";
+  for (const fs::path& p : {e.forbidden.db, e.forbidden.cache, e.forbidden.other_run, e.forbidden.held_out})
+    want += "refused " + p.string() + "\n";
+  EXPECT_EQ(got.str(), want) << context;
+}
+
 // What kevo recorded: one run, the good kernel passed, the bad one failed, the submission verified.
 void expect_recorded(const EpisodeRun& e) {
   ASSERT_TRUE(e.result) << e.result.error().message;
@@ -195,31 +207,30 @@ void expect_recorded(const EpisodeRun& e) {
   EXPECT_EQ(bad, 1) << context;
   auto run = (*db)->get_run(runs->front().id);
   ASSERT_TRUE(run);
-  EXPECT_FALSE(run->final_json.empty()) << "no submitted result recorded\n" << context;
-  ASSERT_NE(run->best_candidate, 0) << context;
-  auto best = (*db)->candidate(run->best_candidate);
-  ASSERT_TRUE(best);
-  EXPECT_EQ(best->source, kGood) << context;
+  // The submission, verified on the held-out configs, is the run's winner.
+  const results::RunFinal final = results::final_from_text(run->final_json);
+  ASSERT_TRUE(final.recorded) << "no submitted result recorded\n" << context;
+  ASSERT_NE(final.winner, 0) << run->final_json << "\n" << context;
+  EXPECT_EQ(final.winner, run->best_candidate);
+  auto winner = (*db)->candidate(final.winner);
+  ASSERT_TRUE(winner);
+  EXPECT_EQ(winner->source, kGood) << context;
+  EXPECT_EQ(winner->outcome, store::CandidateOutcome::kPass);
   for (const auto& c : *cands)
     std::printf("[ episode ] candidate %lld %s: %s %s\n", static_cast<long long>(c.id), c.name.c_str(),
                 store::to_string(c.outcome), c.reason.c_str());
-  std::printf("[ episode ] final: %.300s\n", run->final_json.c_str());
   // Every request went to the scripted endpoints, and the script ran to its end.
   for (const auto& p : e.model->problems()) ADD_FAILURE() << "model server: " << p.dump();
   EXPECT_EQ(e.model->turns_reached(), 6u) << context;
-  // The CLI's shell ran confined: each forbidden file refused, its workspace writable.
-  std::ifstream probe(e.workspace / "probe.txt");
-  std::stringstream got;
-  got << probe.rdbuf();
-  std::string want = "read " + (e.workspace / "own.txt").string() + "\n";
-  for (const fs::path& p : {e.forbidden.db, e.forbidden.cache, e.forbidden.other_run, e.forbidden.held_out})
-    want += "refused " + p.string() + "\n";
-  EXPECT_EQ(got.str(), want) << context;
-  if (::testing::Test::HasFailure())
-    for (const auto& req : e.model->requests())
-      std::printf("[ episode ] request %s %s -> %s turn %s %s\n", req.value("method", "").c_str(), req.value("path", "").c_str(),
-                  req["status"].dump().c_str(), req.contains("turn") ? req["turn"].dump().c_str() : "-",
-                  req.value("note", req.value("problem", "")).c_str());
+  expect_probe_refused(e, context);
+}
+
+// What the model server was asked, for reading a failure.
+void print_requests(const test::FakeModelServer& model) {
+  for (const auto& req : model.requests())
+    std::printf("[ episode ] request %s %s -> %s turn %s %s\n", req.value("method", "").c_str(),
+                req.value("path", "").c_str(), req["status"].dump().c_str(),
+                req.contains("turn") ? req["turn"].dump().c_str() : "-", req.value("note", req.value("problem", "")).c_str());
 }
 
 void episode_test(AgentCliKind kind) {
@@ -243,6 +254,7 @@ void episode_test(AgentCliKind kind) {
   const auto start = std::chrono::steady_clock::now();
   run(e, kind, kind == AgentCliKind::kCodex ? i.codex : i.claude);
   expect_recorded(e);
+  if (::testing::Test::HasFailure() && e.model) print_requests(*e.model);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // what the episode's last moments tried
   const auto tried = net.tripwire.attempts();
   for (size_t k = before; k < tried.size(); ++k) ADD_FAILURE() << "the episode reached for the outside: " << tried[k];

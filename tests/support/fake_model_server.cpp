@@ -93,7 +93,10 @@ Result<std::unique_ptr<FakeModelServer>> FakeModelServer::start(ModelScript scri
   }
   if (s->port_ <= 0) return fail("fake model server: cannot listen on 127.0.0.1:{}", port);
   s->thread_ = std::thread([p = s.get()] { p->http_->listen_after_bind(); });
-  while (!s->http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int ms = 0; !s->http_->is_running(); ++ms) {
+    if (ms > 5000) return fail("fake model server: not serving 5 s after binding 127.0.0.1:{}", s->port_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return s;
 }
 

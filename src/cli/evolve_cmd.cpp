@@ -30,6 +30,7 @@
 #include "llm/config.h"
 #include "llm/ensemble.h"
 #include "llm/errors.h"
+#include "results/candidate_ref.h"
 #include "store/run_db.h"
 #include "util/gpu_util_sampler.h"
 #include "util/json_fields.h"
@@ -215,8 +216,15 @@ Status ping_models(llm::LlmConfig cfg) {
   return {};
 }
 
+// A candidate of the run as people read it: "#13 (seq 8)" (results/candidate_ref.h).
+std::string ref_of(store::RunDb& db, int64_t id) {
+  auto c = db.candidate(id);
+  return c ? results::candidate_ref(*c) : results::candidate_ref(id, 0);
+}
+
 // The summary of a finished engine run; returns the exit code.
-int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::string& dbpath, const llm::Ensemble* ens) {
+int report_evolve(const evolve::RunOutcome& out, const Task& task, store::RunDb& db, const std::string& dbpath,
+                  const llm::Ensemble* ens) {
   std::printf("run %lld  task %s  %s  stop: %s\n", static_cast<long long>(out.run_id), task.name.c_str(),
               store::to_string(out.status), out.stop_reason.c_str());
   // Over no candidate the occupancy is the baseline's alone: not a figure of the search.
@@ -241,27 +249,27 @@ int report_evolve(const evolve::RunOutcome& out, const Task& task, const std::st
     return 130;
   }
   if (out.best_failed_held_out)
-    std::printf("the best candidate #%lld (%.3fx on visible shapes) FAILED held-out re-verification: %s\n",
-                static_cast<long long>(out.best_candidate), out.best_speedup,
+    std::printf("the best candidate %s, %.3fx on visible shapes, FAILED held-out re-verification: %s\n",
+                ref_of(db, out.best_candidate).c_str(), out.best_speedup,
                 out.verification.empty() ? "" : out.verification.front().message.c_str());
   if (out.winner) {
-    std::printf("winner #%lld: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
-                static_cast<long long>(out.winner), out.winner_speedup,
+    std::printf("winner %s: %.3fx over the baseline, re-verified on held-out shapes with a fresh seed%s\n",
+                ref_of(db, out.winner).c_str(), out.winner_speedup,
                 out.best_failed_held_out ? " (a runner-up)" : "");
     for (const auto& v : out.verification)
       if (v.candidate == out.winner && !v.pytorch_line.empty()) std::printf("%s", v.pytorch_line.c_str());
     const std::string resume = resume_command(out.run_id, dbpath);  // " DB", quoted for a shell where needed
-    const std::string db = resume.substr(resume.find(" --db ") + 5);
+    const std::string db_arg = resume.substr(resume.find(" --db ") + 5);
     std::printf("next: kevo show %lld --db%s (the run, its lineage), kevo export %lld --db%s (the kernel, with a "
                 "host example; --torch DIR for a PyTorch extension)\n",
-                static_cast<long long>(out.run_id), db.c_str(), static_cast<long long>(out.run_id), db.c_str());
+                static_cast<long long>(out.run_id), db_arg.c_str(), static_cast<long long>(out.run_id), db_arg.c_str());
     return out.status == store::RunStatus::kFailed ? 3 : 0;
   }
   if (out.not_faster) {
     const auto& v = out.verification.back();
-    std::printf("no faster kernel found; the baseline stands (#%lld passed held-out re-verification at %.3fx "
+    std::printf("no faster kernel found; the baseline stands (%s passed held-out re-verification at %.3fx "
                 "[%.3f, %.3f]: not above 1)\n",
-                static_cast<long long>(v.candidate), v.speedup, v.speedup_lo, v.speedup_hi);
+                ref_of(db, v.candidate).c_str(), v.speedup, v.speedup_lo, v.speedup_hi);
     return out.status == store::RunStatus::kFailed ? 3 : 1;
   }
   std::printf(out.candidates ? "no candidate passed held-out re-verification: no winner\n"
@@ -336,7 +344,7 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   sigint.restore();
   printer.end();
   if (!out) return evolve_fail(out.error().message, 3);
-  return report_evolve(*out, task, dbpath, ens);
+  return report_evolve(*out, task, **db, dbpath, ens);
 }
 
 }  // namespace

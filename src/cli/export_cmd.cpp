@@ -11,9 +11,11 @@
 
 #include "cli/commands.h"
 #include "cli/db_arg.h"
+#include "cli/dir_arg.h"
 #include "evolve/engine.h"
 #include "interop/export.h"
 #include "interop/standalone_export.h"
+#include "results/candidate_ref.h"
 #include "results/run_final.h"
 #include "store/run_db.h"
 #include "util/fs.h"
@@ -78,12 +80,12 @@ std::string provenance(const store::RunRow& r, const store::CandidateRow& c, con
   if (evolve::run_was_fake(r)) {
     std::fprintf(stderr, "kevo export: run %lld used the fake evaluator (--fake-gpu): the kernel was never checked "
                          "or timed\n", static_cast<long long>(r.id));
-    return fmt::format("kevo run {} candidate #{} for task '{}': FAKE evaluator (--fake-gpu): never run on a GPU, "
+    return fmt::format("kevo run {} candidate {} for task '{}': FAKE evaluator (--fake-gpu): never run on a GPU, "
                        "neither checked nor timed; its {:.3f}x is a test marker's, not a measurement",
-                       r.id, c.id, r.task, c.speedup);
+                       r.id, results::candidate_ref(c), r.task, c.speedup);
   }
-  return fmt::format("kevo run {} candidate #{} for task '{}': {:.3f}x over the baseline ({})", r.id, c.id, r.task,
-                     c.speedup, status);
+  return fmt::format("kevo run {} candidate {} for task '{}': {:.3f}x over the baseline ({})", r.id,
+                     results::candidate_ref(c), r.task, c.speedup, status);
 }
 
 // The files: --torch's extension, -o's standalone kernel, or both.
@@ -141,7 +143,11 @@ void register_export(CLI::App& app, int& exit_code) {
                  "Write a PyTorch extension to DIR instead (kernel, torch::Tensor wrapper, loader.py, test_ext.py); "
                  "with -o as well, both");
   ex->add_flag("--force", ea->force, "Write into an output directory that is not empty");
-  ex->callback([ea, &exit_code] { exit_code = export_cmd(*ea); });
+  ex->callback([ea, &exit_code] {
+    if (!ea->out.empty()) ea->out = clean_dir(ea->out);
+    if (!ea->torch.empty()) ea->torch = clean_dir(ea->torch);
+    exit_code = export_cmd(*ea);
+  });
 }
 
 }  // namespace kevo::cli

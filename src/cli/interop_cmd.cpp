@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/dir_arg.h"
 #include "cli/signal_guard.h"
 #include "interop/export.h"
 #include "interop/export_pair.h"
@@ -212,13 +213,6 @@ int export_pair(const std::string& fwd, const std::string& kernel, const std::st
 }
 
 }  // namespace
-
-// The output folder as messages name it: "ext/" and "ext" are one folder, shown once as "ext".
-std::string clean_dir(const std::string& dir) {
-  fs::path p = fs::path(dir).lexically_normal();
-  if (p.filename().empty() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  return p.string();
-}
 
 // Like import, export replaces nothing unless asked: the first of `files` already in `dir`, named.
 Status refuse_overwrite(const std::string& dir, std::initializer_list<const char*> files, bool force) {

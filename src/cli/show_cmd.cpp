@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/db_arg.h"
 #include "evolve/task_context.h"
+#include "results/candidate_ref.h"
 #include "results/verifier_matrix.h"
 #include "store/run_db.h"
 
@@ -124,11 +125,11 @@ void show_candidate_table(const std::vector<store::CandidateRow>& cands) {
   std::printf("(* = became the best, with confidence)\n");
 }
 
-void show_held_out(const json& f) {
+void show_held_out(const json& f, const std::vector<store::CandidateRow>& cands) {
   if (!f.contains("attempts")) return;
   std::printf("\nheld-out re-verification (fresh seed):\n");
   for (const auto& at : f["attempts"])
-    std::printf("  #%lld: %s %s %s%s\n", static_cast<long long>(at.value("candidate", int64_t{0})),
+    std::printf("  %s: %s %s %s%s\n", results::candidate_ref(cands, at.value("candidate", int64_t{0})).c_str(),
                 at.value("outcome", "").c_str(), at.value("reason", "").c_str(), at.value("message", "").c_str(),
                 at.value("speedup", 0.0) > 0 ? fmt::format("  re-timed {:.3f}x", at.value("speedup", 0.0)).c_str() : "");
   if (f.value("best_failed_held_out", false)) std::printf("  the best candidate FAILED held-out verification\n");
@@ -161,11 +162,11 @@ void show_lineage(const std::vector<store::CandidateRow>& cands, int64_t shown, 
   for (int64_t id = shown; id;) {
     const store::CandidateRow* c = find_candidate(cands, id);
     if (!c) break;
-    chain += fmt::format("#{} ({}{}) <- ", c->id, c->op, c->name.empty() ? "" : ", " + c->name);
+    chain += fmt::format("{} {}{} <- ", results::candidate_ref(*c), c->op, c->name.empty() ? "" : " (" + c->name + ")");
     id = c->parents.empty() ? 0 : c->parents.front();
   }
-  std::printf("\nlineage of %s #%lld: %sbaseline\n", is_winner ? "the winner" : "the best",
-              static_cast<long long>(shown), chain.c_str());
+  std::printf("\nlineage of %s %s: %sbaseline\n", is_winner ? "the winner" : "the best",
+              results::candidate_ref(cands, shown).c_str(), chain.c_str());
   const store::CandidateRow* c = find_candidate(cands, shown);
   if (!c) return;
   if (!c->rationale.empty()) std::printf("idea: %s\n", c->rationale.c_str());
@@ -202,7 +203,7 @@ int show_cmd(const ShowArgs& a) {
     if (!m.empty()) std::printf("\n%s", m.c_str());
   }
   const json f = object_of(r->final_json);
-  show_held_out(f);
+  show_held_out(f, *cands);
   show_winner_pytorch(f);
   const int64_t winner = f.value("winner", int64_t{0});
   if (const int64_t shown = winner ? winner : r->best_candidate) show_lineage(*cands, shown, winner != 0);

@@ -31,9 +31,9 @@ std::string time_text(double unix_s) {
   return buf;
 }
 
-std::string cand_link(int64_t run, int64_t id) {
+std::string cand_link(int64_t run, int64_t id, const std::string& label) {
   if (id <= 0) return "-";
-  return fmt::format(R"(<a href="/runs/{}/candidates/{}">#{}</a>)", run, id, id);
+  return fmt::format(R"(<a href="/runs/{}/candidates/{}">{}</a>)", run, id, label.empty() ? "#" + std::to_string(id) : esc(label));
 }
 
 std::string value_text(const nlohmann::json& v) {

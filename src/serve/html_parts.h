@@ -25,8 +25,8 @@ std::string esc(std::string_view s);
 std::string layout(const PageHead& h, const std::string& content);
 // "2024-05-01 12:00:03" in local time; "-" for 0.
 std::string time_text(double unix_s);
-// <a href="/runs/R/candidates/ID">#ID</a>
-std::string cand_link(int64_t run, int64_t id);
+// <a href="/runs/R/candidates/ID">#ID</a>, or the label given (escaped here) in place of #ID; "-" for no id.
+std::string cand_link(int64_t run, int64_t id, const std::string& label = "");
 // A JSON value as short text: strings as they are, numbers compactly, null as "-".
 std::string value_text(const nlohmann::json& v);
 // <tr><th>label</th><td ...>value</td></tr>; live: the display key JS updates (data-live).

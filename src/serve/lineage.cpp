@@ -7,6 +7,7 @@
 
 #include "report/charts.h"
 #include "report/html.h"
+#include "results/candidate_ref.h"
 
 namespace kevo::serve {
 
@@ -20,7 +21,7 @@ json node_json(const store::CandidateRow& c) {
 }
 
 std::string node_label(const store::CandidateRow& c) {
-  std::string s = fmt::format("#{} {} ", c.id, c.op);
+  std::string s = results::candidate_ref(c) + " " + c.op + " ";
   s += c.passed() ? fmt::format("{:.3f}x", c.speedup)
                   : to_string(c.outcome) + (c.reason.empty() ? "" : " [" + c.reason + "]");
   if (!c.name.empty()) s += " " + c.name;

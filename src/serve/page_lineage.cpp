@@ -1,6 +1,7 @@
 // GET /runs/ID/lineage: the chain of first parents and the tree of every ancestor.
 #include <fmt/format.h>
 
+#include "results/candidate_ref.h"
 #include "serve/html_parts.h"
 #include "serve/lineage.h"
 #include "serve/pages.h"
@@ -10,7 +11,7 @@ namespace kevo::serve {
 std::string lineage_page(const RunData& d, int64_t root) {
   const int64_t run = d.run.id;
   std::string c = fmt::format("<h1>run {} &middot; {}: lineage of {}</h1>\n", run, esc(d.run.task),
-                              root ? "#" + std::to_string(root) : "the winner");
+                              root ? esc(results::candidate_ref(d.candidates, root)) : "the winner");
   if (!root) {
     c += "<p class=muted>no correct candidate yet</p>\n";
   } else {

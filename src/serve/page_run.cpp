@@ -1,6 +1,7 @@
 // GET /runs/ID: one run at a glance, kept current by /app.js from GET /api/runs/ID.
 #include <fmt/format.h>
 
+#include "results/candidate_ref.h"
 #include "results/table.h"
 #include "serve/activity.h"
 #include "serve/html_parts.h"
@@ -34,11 +35,13 @@ std::string progress_section(const json& s) {
   return "<h2 id=\"progress\">Progress</h2>\n<table class=\"kv\">" + rows + "</table>\n";
 }
 
-std::string result_section(const json& s, int64_t run) {
+std::string result_section(const RunData& data, const json& s) {
+  const int64_t run = data.run.id;
   const json& r = s["result"];
   const json& d = s["display"];
   std::string rows = kv_row("best", esc(d.value("best", "")), "best");
-  rows += kv_row("candidate", cand_link(run, r.value("candidate", int64_t(0))));
+  const int64_t best = r.value("candidate", int64_t(0));
+  rows += kv_row("candidate", cand_link(run, best, results::candidate_ref(data.candidates, best)));
   rows += kv_row("time (ms)", esc(value_text(r["time_ms"])));
   rows += kv_row("baseline (ms)", esc(value_text(r["baseline_ms"])));
   rows += kv_row("speed of light", esc(d.value("sol", "-")), "sol");
@@ -141,7 +144,7 @@ std::string head_html(const RunData& d, const json& s) {
 std::string run_page(const RunData& d, const json& s, const json& latest, const json& events) {
   const int64_t run = d.run.id;
   std::string c = head_html(d, s);
-  c += "<div class=\"cols\"><div>" + progress_section(s) + "</div><div>" + result_section(s, run) + "</div><div>" +
+  c += "<div class=\"cols\"><div>" + progress_section(s) + "</div><div>" + result_section(d, s) + "</div><div>" +
        llm_section(s) + "</div></div>\n";
   c += "<h2 id=\"best\">Best speedup over time</h2>\n" +
        chart_img(run, "best.svg", d.version, "best-so-far speedup against candidates") + "\n";

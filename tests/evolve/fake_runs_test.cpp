@@ -52,4 +52,30 @@ TEST(FakeRuns, AreMarkedInTheListAndInAnExport) {
   EXPECT_TRUE(contains(again.err, "exists and is not empty: --force")) << again.err;
   auto forced = kevo_in({"export", "1", "--db", db, "-o", out.string(), "--force"}, h.dir);
   EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
+  // A folder given with a trailing slash is named once: "ext/kernel.cu", never "ext//".
+  auto slash = kevo_in({"export", "1", "--db", db, "-o", (h.dir / "out").string() + "/", "--torch",
+                        (h.dir / "ext").string() + "/"}, h.dir);
+  EXPECT_EQ(slash.exit_code, 0) << slash.out << slash.err;
+  EXPECT_FALSE(contains(slash.out, "//")) << slash.out;
+  EXPECT_TRUE(contains(slash.out, (h.dir / "ext").string() + "/{kernel.cu")) << slash.out;
+}
+
+// The winner is named by its id, which `kevo show --candidate` takes, and by its place in the run.
+TEST(FakeRuns, TheWinnerIsNamedByIdAndByItsPlaceInTheRun) {
+  Harness h(improving_kernels());
+  const std::string db = (h.dir / "cli.db").string();
+  for (int run = 0; run < 2; ++run) {  // the second run's ids continue after the first run's
+    auto ev = kevo_in({"evolve", h.task.dir.string(), "--fake-gpu", "--db", db, "--model", h.server.base_url() + "#m1",
+                       "--strategy", "evoengineer-full", "--budget-candidates", "3", "--parallel", "1", "--quiet"},
+                      h.dir);
+    ASSERT_EQ(ev.exit_code, 0) << ev.out << ev.err;
+    if (run == 0) continue;
+    const size_t at = ev.out.find("winner #");
+    ASSERT_NE(at, std::string::npos) << ev.out;
+    const int id = std::stoi(ev.out.substr(at + 8));
+    EXPECT_GT(id, 3) << ev.out;  // a global id
+    EXPECT_TRUE(contains(ev.out.substr(at), "winner #" + std::to_string(id) + " (seq ")) << ev.out;
+    auto show = kevo_in({"show", "2", "--db", db}, h.dir);
+    EXPECT_TRUE(contains(show.out, "lineage of the winner #" + std::to_string(id) + " (seq ")) << show.out;
+  }
 }

@@ -1,5 +1,8 @@
 // The report's charts and tables as pieces, for other HTML front ends (`kevo serve`): inline SVG
 // and HTML strings with every text escaped (report/html.h). The same code draws `kevo report`.
+// Each chart sizes its margins to its labels (report/svg_text.h), so no label runs past the
+// viewBox; a chart of fixed width (best-so-far) shortens its title instead. Candidates are named
+// as results/candidate_ref.h names them.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +28,9 @@ std::string distribution_chart(const std::vector<TableData>& data);
 std::string rates_chart(const std::vector<TableData>& data);
 // A lineage chain, winner first (results::lineage), drawn baseline -> ... -> winner.
 std::string lineage_svg(const std::vector<const store::CandidateRow*>& chain);
-// A side-by-side line diff table of baseline -> winner, headed "baseline" and "winner #ID".
-std::string diff_table(const std::string& baseline, const std::string& winner, int64_t winner_id);
+// A side-by-side line diff table of baseline -> winner's source, headed "baseline" and
+// "winner #ID (seq N)".
+std::string diff_table(const std::string& baseline, const store::CandidateRow& winner);
 // The same with the two headings given (escaped here).
 std::string diff_table(const std::string& left, const std::string& right, const std::string& left_label,
                        const std::string& right_label);

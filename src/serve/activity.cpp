@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/html.h"
+#include "report/svg_text.h"
 #include "serve/run_summary.h"
 
 namespace kevo::serve {
@@ -27,6 +28,11 @@ std::map<std::string, std::vector<double>> activity_rows(const RunData& d) {
   for (size_t i = 0; i < d.candidates.size(); ++i)
     if (!d.figures[i].device.empty()) rows[d.figures[i].device].push_back(d.candidates[i].created_at);
   return rows;
+}
+
+// A row's label: its worker or GPU (a long name cut) and its count.
+std::string row_label(const std::string& name, size_t count) {
+  return fmt::format("{} ({})", name.size() > 36 ? name.substr(0, 36) + "..." : name, count);
 }
 
 }  // namespace
@@ -78,7 +84,10 @@ json gpus_json(const RunData& d, double now) {
 
 std::string activity_svg(const RunData& d, double now) {
   const auto rows = activity_rows(d);
-  const double L = 230, R = 10, T = 8, row_h = 20, W = 900;
+  const double plot = 660, R = 10, T = 8, row_h = 20;
+  double L = 230;  // wide enough for every row label, which ends 6 left of the cells
+  for (const auto& [name, times] : rows) L = std::max(L, report::text_width(row_label(name, times.size()), 11) + 6 + 4);
+  const double W = L + plot + R;
   const double H = T + row_h * double(std::max<size_t>(rows.size(), 1)) + 26;
   const double t0 = d.run.created_at, t1 = std::max(t0 + 1, t0 + elapsed_s(d.run, now));
   std::string s = fmt::format(
@@ -91,8 +100,8 @@ std::string activity_svg(const RunData& d, double now) {
     std::vector<int> bins(kBins, 0);
     for (double t : times) bins[std::clamp(int((t - t0) / (t1 - t0) * kBins), 0, kBins - 1)]++;
     const int peak = std::max(1, *std::max_element(bins.begin(), bins.end()));
-    s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="end">{} ({})</text>)", L - 6, y + 14,
-                     report::escape(name.size() > 36 ? name.substr(0, 36) + "..." : name), times.size());
+    s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="end">{}</text>)", L - 6, y + 14,
+                     report::escape(row_label(name, times.size())));
     for (int b = 0; b < kBins; ++b)
       if (bins[b])
         s += fmt::format(R"(<rect x="{:.1f}" y="{}" width="{:.1f}" height="{}" fill="#1f77b4" fill-opacity="{:.2f}"/>)",

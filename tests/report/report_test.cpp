@@ -52,9 +52,12 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // the candidate's markup is escaped
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
-  // The lineage of alpha's winner and its diff against the baseline.
-  EXPECT_NE(html.find("#2 init"), std::string::npos);
-  EXPECT_NE(html.find("#4 mutate"), std::string::npos);
+  // The lineage of alpha's winner and its diff against the baseline; candidates named by id and by
+  // their place in their run (gamma's one candidate is the database's 6th).
+  EXPECT_NE(html.find("#2 (seq 2) init"), std::string::npos);
+  EXPECT_NE(html.find("#4 (seq 4) mutate"), std::string::npos);
+  EXPECT_NE(html.find("<td>winner #4 (seq 4)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<b>gamma</b>: #6 (seq 1)"), std::string::npos);
   EXPECT_NE(html.find("// faster: vectorized"), std::string::npos);
   EXPECT_NE(html.find("0 lines removed, 1 added"), std::string::npos);
   // The winner's profile, read by rule, and the LLM verifier's matrix of alpha's run.

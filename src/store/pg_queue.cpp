@@ -24,7 +24,7 @@ JobRow read_job(const pqxx::row& row) {
   j.run_id = row[i++].as<int64_t>();
   j.seq = row[i++].as<int64_t>();
   j.payload_json = str(row[i++]);
-  j.state = parse_job_state(str(row[i++]));
+  j.state = parse_job_state(str(row[i++])).value_or(JobState::kQueued);
   j.attempts = row[i++].as<int>();
   j.worker = str(row[i++]);
   j.lease_until = row[i++].as<double>();

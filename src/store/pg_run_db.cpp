@@ -142,7 +142,7 @@ Result<std::vector<RunRow>> PgRunDb::resumes(int64_t run_id) {
         run_id);
     return all_rows(res, [&](const pqxx::row& row) {
       RunRow r = run;
-      r.status = parse_run_status(str(row[0]));
+      r.status = parse_run_status(str(row[0])).value_or(RunStatus::kRunning);
       r.stop_reason = str(row[1]);
       r.config_json = str(row[2]);
       r.best_candidate = row[3].as<int64_t>();

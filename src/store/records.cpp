@@ -1,72 +1,57 @@
 #include "store/records.h"
 
+#include "util/enum_text.h"
+
 namespace kevo::store {
 
 namespace {
-constexpr CandidateOutcome kCandidateOutcomes[] = {
-    CandidateOutcome::kPass,    CandidateOutcome::kCompileError, CandidateOutcome::kIncorrect,
-    CandidateOutcome::kUnsafe,  CandidateOutcome::kTimeout,      CandidateOutcome::kCrash,
-    CandidateOutcome::kInfraError, CandidateOutcome::kInvalidAnswer, CandidateOutcome::kDuplicate};
+
+// Stored in the run database and written in JSON: a value's text never changes.
+constexpr EnumText<RunStatus> kRunStatusTexts[] = {
+    {RunStatus::kRunning, "running"},
+    {RunStatus::kFinished, "finished"},
+    {RunStatus::kInterrupted, "interrupted"},
+    {RunStatus::kFailed, "failed"},
+};
+
+// kUnknown has no row: "unknown" is text this build does not know, like any other.
+constexpr EnumText<CandidateOutcome> kCandidateOutcomeTexts[] = {
+    {CandidateOutcome::kPass, "pass"},
+    {CandidateOutcome::kCompileError, "compile_error"},
+    {CandidateOutcome::kIncorrect, "incorrect"},
+    {CandidateOutcome::kUnsafe, "unsafe"},
+    {CandidateOutcome::kTimeout, "timeout"},
+    {CandidateOutcome::kCrash, "crash"},
+    {CandidateOutcome::kInfraError, "infra_error"},
+    {CandidateOutcome::kInvalidAnswer, "invalid_answer"},
+    {CandidateOutcome::kDuplicate, "duplicate"},
+};
+
+constexpr EnumText<JobState> kJobStateTexts[] = {
+    {JobState::kQueued, "queued"},
+    {JobState::kClaimed, "claimed"},
+    {JobState::kDone, "done"},
+    {JobState::kFailed, "failed"},
+};
+
 }  // namespace
 
-const char* to_string(CandidateOutcome o) {
-  switch (o) {
-    case CandidateOutcome::kUnknown: return "unknown";
-    case CandidateOutcome::kPass: return "pass";
-    case CandidateOutcome::kCompileError: return "compile_error";
-    case CandidateOutcome::kIncorrect: return "incorrect";
-    case CandidateOutcome::kUnsafe: return "unsafe";
-    case CandidateOutcome::kTimeout: return "timeout";
-    case CandidateOutcome::kCrash: return "crash";
-    case CandidateOutcome::kInfraError: return "infra_error";
-    case CandidateOutcome::kInvalidAnswer: return "invalid_answer";
-    case CandidateOutcome::kDuplicate: return "duplicate";
-  }
-  return "unknown";
-}
+const char* to_string(CandidateOutcome o) { return enum_text(kCandidateOutcomeTexts, o, "unknown"); }
 
 std::optional<CandidateOutcome> parse_candidate_outcome(std::string_view text) {
-  for (CandidateOutcome o : kCandidateOutcomes)
-    if (text == to_string(o)) return o;
-  return std::nullopt;
+  return enum_parse(kCandidateOutcomeTexts, text);
 }
 
 CandidateOutcome candidate_outcome_or_unknown(std::string_view text) {
   return parse_candidate_outcome(text).value_or(CandidateOutcome::kUnknown);
 }
 
-const char* to_string(RunStatus s) {
-  switch (s) {
-    case RunStatus::kRunning: return "running";
-    case RunStatus::kFinished: return "finished";
-    case RunStatus::kInterrupted: return "interrupted";
-    case RunStatus::kFailed: return "failed";
-  }
-  return "?";
-}
+const char* to_string(RunStatus s) { return enum_text(kRunStatusTexts, s); }
 
-RunStatus parse_run_status(const std::string& s) {
-  if (s == "finished") return RunStatus::kFinished;
-  if (s == "interrupted") return RunStatus::kInterrupted;
-  if (s == "failed") return RunStatus::kFailed;
-  return RunStatus::kRunning;
-}
+std::optional<RunStatus> parse_run_status(std::string_view text) { return enum_parse(kRunStatusTexts, text); }
 
-const char* to_string(JobState s) {
-  switch (s) {
-    case JobState::kQueued: return "queued";
-    case JobState::kClaimed: return "claimed";
-    case JobState::kDone: return "done";
-    case JobState::kFailed: return "failed";
-  }
-  return "?";
-}
+const char* to_string(JobState s) { return enum_text(kJobStateTexts, s); }
 
-JobState parse_job_state(const std::string& s) {
-  if (s == "claimed") return JobState::kClaimed;
-  if (s == "done") return JobState::kDone;
-  if (s == "failed") return JobState::kFailed;
-  return JobState::kQueued;
-}
+std::optional<JobState> parse_job_state(std::string_view text) { return enum_parse(kJobStateTexts, text); }
 
 }  // namespace kevo::store

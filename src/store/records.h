@@ -13,8 +13,9 @@
 namespace kevo::store {
 
 enum class RunStatus { kRunning, kFinished, kInterrupted, kFailed };
-const char* to_string(RunStatus s);
-RunStatus parse_run_status(const std::string& s);
+const char* to_string(RunStatus s);  // "running", "finished", "interrupted", "failed"
+// The stored text back to the enum; nullopt for text this build does not know.
+std::optional<RunStatus> parse_run_status(std::string_view text);
 
 struct RunRow {
   int64_t id = 0;
@@ -97,8 +98,9 @@ struct EventRow {
 // The evaluation queue (scale-out): the coordinator enqueues what to evaluate, workers on any host
 // claim jobs under a lease they renew by heartbeat, and write one result per job.
 enum class JobState { kQueued, kClaimed, kDone, kFailed };
-const char* to_string(JobState s);
-JobState parse_job_state(const std::string& s);
+const char* to_string(JobState s);  // "queued", "claimed", "done", "failed"
+// The stored text back to the enum; nullopt for text this build does not know.
+std::optional<JobState> parse_job_state(std::string_view text);
 
 struct JobRow {
   int64_t id = 0, run_id = 0;

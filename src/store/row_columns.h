@@ -78,7 +78,7 @@ RunRow read_run_columns(Cursor c) {
   r.task_dir = c.text();
   r.strategy = c.text();
   r.config_json = c.text();
-  r.status = parse_run_status(c.text());
+  r.status = parse_run_status(c.text()).value_or(RunStatus::kRunning);  // a newer kevo's status: running
   r.stop_reason = c.text();
   r.best_candidate = c.int64();
   r.best_speedup = c.real();

@@ -23,7 +23,7 @@ JobRow read_job(sqlite3_stmt* s) {
   j.run_id = sqlite3_column_int64(s, i++);
   j.seq = sqlite3_column_int64(s, i++);
   j.payload_json = text(s, i++);
-  j.state = parse_job_state(text(s, i++));
+  j.state = parse_job_state(text(s, i++)).value_or(JobState::kQueued);
   j.attempts = sqlite3_column_int(s, i++);
   j.worker = text(s, i++);
   j.lease_until = sqlite3_column_double(s, i++);

@@ -130,7 +130,7 @@ Result<std::vector<RunRow>> SqliteRunDb::resumes(int64_t run_id) {
   Binder{st.s}(run_id);
   return all_rows(db_, path_.string(), st, "list resumes", [&](sqlite3_stmt* s) {
     RunRow r = *base;
-    r.status = parse_run_status(text(s, 0));
+    r.status = parse_run_status(text(s, 0)).value_or(RunStatus::kRunning);
     r.stop_reason = text(s, 1);
     r.config_json = text(s, 2);
     r.best_candidate = sqlite3_column_int64(s, 3);

@@ -1,12 +1,12 @@
 #include "store/stop_reason.h"
 
-#include <array>
-#include <utility>
+#include "util/enum_text.h"
 
 namespace kevo::store {
 namespace {
 
-constexpr std::array<std::pair<StopKind, const char*>, 22> kNames{{
+// kNone has no row: a run not stopped stores no text.
+constexpr EnumText<StopKind> kStopKindTexts[] = {
     {StopKind::kInterrupted, "interrupted"},
     {StopKind::kBudgetCandidates, "budget_candidates"},
     {StopKind::kBudgetCalls, "budget_calls"},
@@ -29,15 +29,11 @@ constexpr std::array<std::pair<StopKind, const char*>, 22> kNames{{
     {StopKind::kAgentShutdown, "agent_shutdown"},
     {StopKind::kAgentWallTime, "agent_wall_time"},
     {StopKind::kOther, "other"},
-}};
+};
 
 }  // namespace
 
-const char* to_string(StopKind k) {
-  for (const auto& [kind, name] : kNames)
-    if (kind == k) return name;
-  return "";
-}
+const char* to_string(StopKind k) { return enum_text(kStopKindTexts, k, ""); }
 
 bool StopReason::failed() const {
   return kind == StopKind::kLlmFatal || kind == StopKind::kInfraError || kind == StopKind::kBaselineFailed ||
@@ -55,13 +51,11 @@ StopReason parse_stop_reason(std::string_view text) {
   if (text.empty()) return {};
   const size_t colon = text.find(':');
   const std::string_view head = text.substr(0, colon);
-  for (const auto& [kind, name] : kNames) {
-    if (kind == StopKind::kOther || head != name) continue;
-    std::string_view rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
-    if (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-    return {kind, std::string(rest)};
-  }
-  return {StopKind::kOther, std::string(text)};
+  const auto kind = enum_parse(kStopKindTexts, head);
+  if (!kind || *kind == StopKind::kOther) return {StopKind::kOther, std::string(text)};  // kept as it was read
+  std::string_view rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+  if (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  return {*kind, std::string(rest)};
 }
 
 }  // namespace kevo::store

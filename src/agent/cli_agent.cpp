@@ -32,7 +32,9 @@ Status check_folders(const AgentEpisodeSpec& spec) {
   if (inside(w, c) || inside(c, w))
     return fail("agent episode: the control folder {} and the workspace {} must not contain each other",
                 spec.control_dir.string(), spec.workspace.string());
-  if (spec.mcp_command.empty()) return fail("agent episode: no MCP server command");
+  if (spec.mcp_command.empty() == !spec.mcp_serve)
+    return fail("agent episode: give either an MCP server command or a session to serve, not {}",
+                spec.mcp_command.empty() ? "neither" : "both");
   return {};
 }
 
@@ -152,7 +154,8 @@ Result<AgentEpisodeResult> run_agent_episode(const AgentEpisodeSpec& spec) {
   // kevo mcp gets kevo's environment, less the model key: it has no use for it.
   std::vector<std::string> drop;
   if (!spec.api.key_env.empty()) drop.push_back(spec.api.key_env);
-  auto bridge = McpBridgeHost::start(p->socket, spec.mcp_command, drop, spec.control_dir / "mcp-stderr.log");
+  auto bridge = spec.mcp_serve ? McpBridgeHost::start_in_process(p->socket, spec.mcp_serve)
+                               : McpBridgeHost::start(p->socket, spec.mcp_command, drop, spec.control_dir / "mcp-stderr.log");
   if (!bridge) return bridge.unexpected();
   CliRunOptions ro;
   ro.argv = p->inv.argv;
@@ -161,6 +164,7 @@ Result<AgentEpisodeResult> run_agent_episode(const AgentEpisodeSpec& spec) {
   ro.stdin_data = p->inv.stdin_data;
   ro.wall_limit = spec.wall_limit;
   ro.landlock_ruleset_fd = p->sandbox.ruleset_fd();
+  ro.stop = spec.stop;
   auto run = run_cli(ro);
   (*bridge)->finish(run ? std::chrono::milliseconds(spec.mcp_grace) : std::chrono::milliseconds(0));
   if (!run) return run.unexpected();

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ struct AgentEpisodeSpec {
   ModelApi api;
   // `kevo mcp TASK --db ...`: run outside the sandbox, reached through the MCP bridge.
   std::vector<std::string> mcp_command;
+  // Or the session served in this process (a search's episode): called with the connection, it
+  // returns when the client's side has closed. Set one of the two.
+  std::function<void(int fd)> mcp_serve;
+  // Polled while the CLI runs: true ends the episode as its wall-time limit does.
+  std::function<bool()> stop;
   std::string mcp_server_name = "kevo";
   std::vector<std::string> mcp_tools = {"task", "compile", "evaluate", "profile", "history", "submit"};
   std::filesystem::path workspace;    // fresh: the files the agent may read and write

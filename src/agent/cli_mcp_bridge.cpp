@@ -35,16 +35,11 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-Result<std::unique_ptr<McpBridgeHost>> McpBridgeHost::start(const fs::path& socket_path,
-                                                            std::vector<std::string> command,
-                                                            std::vector<std::string> env_drop_prefixes,
-                                                            fs::path stderr_log) {
-  if (command.empty()) return fail("MCP bridge: no server command");
+Result<std::unique_ptr<McpBridgeHost>> McpBridgeHost::listen_on(const fs::path& socket_path) {
   auto addr = socket_address(socket_path);
   if (!addr) return addr.unexpected();
   std::unique_ptr<McpBridgeHost> h(new McpBridgeHost());
-  h->socket_path_ = socket_path, h->stderr_log_ = std::move(stderr_log);
-  h->command_ = std::move(command), h->drop_ = std::move(env_drop_prefixes);
+  h->socket_path_ = socket_path;
   if (pipe2(h->stop_pipe_, O_CLOEXEC) != 0) return fail("MCP bridge: pipe: {}", strerror(errno));
   h->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (h->listen_fd_ < 0) return fail("MCP bridge: socket: {}", strerror(errno));
@@ -53,8 +48,42 @@ Result<std::unique_ptr<McpBridgeHost>> McpBridgeHost::start(const fs::path& sock
   if (bind(h->listen_fd_, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0 ||
       listen(h->listen_fd_, 1) != 0)
     return fail("MCP bridge: cannot listen on {}: {}", socket_path.string(), strerror(errno));
-  h->thread_ = std::thread([p = h.get()] { p->serve(); });
   return h;
+}
+
+Result<std::unique_ptr<McpBridgeHost>> McpBridgeHost::start(const fs::path& socket_path,
+                                                            std::vector<std::string> command,
+                                                            std::vector<std::string> env_drop_prefixes,
+                                                            fs::path stderr_log) {
+  if (command.empty()) return fail("MCP bridge: no server command");
+  auto h = listen_on(socket_path);
+  if (!h) return h.unexpected();
+  (*h)->stderr_log_ = std::move(stderr_log);
+  (*h)->command_ = std::move(command), (*h)->drop_ = std::move(env_drop_prefixes);
+  (*h)->thread_ = std::thread([p = h->get()] { p->serve(); });
+  return std::move(*h);
+}
+
+Result<std::unique_ptr<McpBridgeHost>> McpBridgeHost::start_in_process(const fs::path& socket_path,
+                                                                       std::function<void(int fd)> serve) {
+  if (!serve) return fail("MCP bridge: nothing to serve the session");
+  auto h = listen_on(socket_path);
+  if (!h) return h.unexpected();
+  (*h)->serve_here_ = std::move(serve);
+  (*h)->thread_ = std::thread([p = h->get()] { p->serve(); });
+  return std::move(*h);
+}
+
+void McpBridgeHost::serve_here(int conn) {
+  conn_fd_ = conn;
+  serve_here_(conn);
+  {
+    std::lock_guard lock(mu_);
+    conn_fd_ = -1;
+    ::close(conn);
+    status_ = 0;
+  }
+  child_done_ = true;
 }
 
 McpBridgeHost::~McpBridgeHost() {
@@ -73,6 +102,7 @@ void McpBridgeHost::serve() {
   fs::remove(socket_path_, ec);
   if (conn < 0) return;
   connected_ = true;
+  if (serve_here_) return serve_here(conn);
   // The connection is the server's stdin and stdout (fd 3 moved onto 0 and 1 by a shell that then
   // becomes the server): the session's bytes never pass through kevo.
   SpawnOptions so;
@@ -140,6 +170,8 @@ void McpBridgeHost::finish(std::chrono::milliseconds grace) {
     if (!child_done_) {
       killed_ = true;
       if (child_pid_ > 0) kill(-child_pid_, SIGKILL);
+      // In process: the session ends as if its client left (what runs is finished first).
+      if (conn_fd_ >= 0) ::shutdown(conn_fd_, SHUT_RDWR);
     }
   }
   if (thread_.joinable()) thread_.join();

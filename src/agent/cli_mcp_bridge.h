@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,11 @@ class McpBridgeHost {
                                                       std::vector<std::string> command,
                                                       std::vector<std::string> env_drop_prefixes,
                                                       std::filesystem::path stderr_log);
+  // The same, with the MCP session served in this process (a search's episode, whose tools reach
+  // the search itself): `serve` is called on the host's thread with the connection, and returns
+  // when the client's side has closed.
+  static Result<std::unique_ptr<McpBridgeHost>> start_in_process(const std::filesystem::path& socket_path,
+                                                                 std::function<void(int fd)> serve);
   ~McpBridgeHost();  // finish(0 s)
   McpBridgeHost(const McpBridgeHost&) = delete;
   McpBridgeHost& operator=(const McpBridgeHost&) = delete;
@@ -54,7 +60,9 @@ class McpBridgeHost {
  private:
   McpBridgeHost() = default;
   void serve();
+  void serve_here(int conn);
   void watch_server(int pid, int err_fd);
+  static Result<std::unique_ptr<McpBridgeHost>> listen_on(const std::filesystem::path& socket_path);
 
   std::filesystem::path socket_path_, stderr_log_;
   std::vector<std::string> command_, drop_;
@@ -64,6 +72,8 @@ class McpBridgeHost {
   std::atomic<bool> connected_{false}, killed_{false}, finished_{false};
   std::atomic<bool> child_done_{false};
   std::atomic<int> child_pid_{-1};
+  std::function<void(int fd)> serve_here_;  // in-process: what serves the connection
+  std::atomic<int> conn_fd_{-1};            // in-process: the connection, shut down past the grace
   mutable std::mutex mu_;
   std::optional<int> status_;
   std::string start_error_, stderr_tail_;

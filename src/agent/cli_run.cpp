@@ -86,7 +86,7 @@ Result<CliRunResult> run_cli(const CliRunOptions& o) {
     if (!exited && waitpid(c.pid, &status, WNOHANG) == c.pid) exited = Clock::now();
     // Once the CLI has exited, what it left running gets a moment to flush, no more.
     if (exited && (!open || Clock::now() - *exited > std::chrono::seconds(1))) break;
-    if (!exited && !termed && Clock::now() - start >= o.wall_limit) {
+    if (!exited && !termed && (Clock::now() - start >= o.wall_limit || (o.stop && o.stop()))) {
       r.timed_out = true;
       termed = Clock::now();
       kill(-c.pid, SIGTERM);

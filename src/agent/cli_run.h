@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct CliRunOptions {
   std::chrono::milliseconds wall_limit{1800000};
   std::chrono::milliseconds term_grace{3000};  // between SIGTERM and SIGKILL at the limit
   int landlock_ruleset_fd = -1;
+  // Polled while the CLI runs: true ends it as the wall-time limit does (the search was stopped).
+  std::function<bool()> stop;
   size_t keep_stdout = 16 << 20, keep_stderr = 8 << 10;  // the last bytes of each
 };
 

@@ -14,7 +14,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "../evolve/harness.h"
 #include "agent/cli_agent.h"
+#include "agent/cli_episodes.h"
 #include "agent/cli_install.h"
 #include "cli_netns.h"
 #include <netdb.h>
@@ -268,3 +270,61 @@ void episode_test(AgentCliKind kind) {
 TEST(AgentCliEpisode, ClaudeCodeEvaluatesAGoodAndABadKernelAndSubmits) { episode_test(AgentCliKind::kClaudeCode); }
 
 TEST(AgentCliEpisode, CodexEvaluatesAGoodAndABadKernelAndSubmits) { episode_test(AgentCliKind::kCodex); }
+
+// Claude Code as the mutator of a search: each proposal is an episode of the real CLI, confined,
+// whose evaluations are the search's candidates; the search verifies its winner on held-out shapes.
+TEST(AgentCliEpisode, ClaudeCodeIsTheMutatorOfASearch) {
+  const Installed& i = installed();
+  if (!i.why_not.empty()) GTEST_SKIP() << "npm could not install the agent CLIs: " << i.why_not;
+  Network& net = network();
+  ASSERT_EQ(net.why_not, "") << "no loopback-only network namespace";
+  const size_t before = net.tripwire.attempts().size();
+  TempDir t{"kevo-cli-search"};
+  auto one = [](json call) { return json{{"tool_calls", json::array({std::move(call)})}}; };
+  auto s = test::parse_model_script(json{
+      {"server", "kevo"},
+      {"turns", json::array({one({{"tool", "task"}, {"arguments", json::object()}}),
+                             one({{"tool", "evaluate"}, {"arguments", {{"source", kGood}, {"name", "good"}}}}),
+                             one({{"tool", "evaluate"}, {"arguments", {{"source", kBad}, {"name", "bad"}}}}),
+                             one({{"tool", "submit"}, {"arguments", {{"source", kGood}}}}),
+                             {{"text", "Submitted the good kernel."}}})}});
+  ASSERT_TRUE(s) << s.error().message;
+  auto model = test::FakeModelServer::start(*s, t.path / "model-requests.jsonl");
+  ASSERT_TRUE(model) << model.error().message;
+  setenv("KEVO_TEST_MODEL_KEY", "sk-kevo-test-not-a-real-key", 1);
+  evolve::testing::Harness h(evolve::testing::improving_kernels());
+  CliEpisodeOptions o;
+  o.cli = {AgentCliKind::kClaudeCode, "kevo-scripted-model", ""};
+  o.cli_executable = i.claude;
+  o.api = {(*model)->base_url(), "KEVO_TEST_MODEL_KEY"};
+  o.work_root = t.path / "episodes";
+  o.wall_limit = std::chrono::seconds(240);
+  o.bridge_executable = kBin / "kevo-mcp-bridge";
+  CliEpisodes agent(h.task, h.evaluator, o);
+  auto opts = h.options("kevo-default", 2);  // the episode's two evaluations spend the budget
+  evolve::Engine engine(h.task, h.evaluator, *h.db, nullptr, nullptr, h.cancel);
+  engine.set_episodes(&agent);
+  auto out = engine.start(opts);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = h.candidates(out->run_id);
+  auto run = *h.db->get_run(out->run_id);
+  std::string context = "stop: " + run.stop_reason + "; note: " + run.note + "\n";
+  const auto all_events = *h.db->events(out->run_id);
+  for (const auto& ev : all_events) context += ev.kind + " " + ev.data_json + "\n";
+  ASSERT_EQ(rows.size(), 2u) << context;
+  EXPECT_EQ(rows[0].source, kGood);
+  EXPECT_EQ(rows[0].outcome, store::CandidateOutcome::kPass);
+  EXPECT_EQ(rows[1].outcome, store::CandidateOutcome::kIncorrect);
+  EXPECT_EQ(rows[0].op, "agent");
+  EXPECT_EQ(rows[0].model, "claude-code:kevo-scripted-model");
+  EXPECT_EQ(out->winner, rows[0].id) << "verified on held-out shapes at the search's end";
+  auto events = *h.db->events(out->run_id);
+  bool episode_seen = false;
+  for (const auto& ev : events)
+    if (ev.kind == "episode") episode_seen = json::parse(ev.data_json).value("ok", false);
+  EXPECT_TRUE(episode_seen);
+  EXPECT_TRUE(std::filesystem::exists(o.work_root / "episode-1" / "workspace" / "TASK.md"));
+  for (const auto& p : (*model)->problems()) ADD_FAILURE() << "model server: " << p.dump();
+  const auto tried = net.tripwire.attempts();
+  for (size_t k = before; k < tried.size(); ++k) ADD_FAILURE() << "the episode reached for the outside: " << tried[k];
+}

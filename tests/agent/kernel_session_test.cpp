@@ -83,7 +83,8 @@ TEST_F(SessionFixture, WhatTheAgentReadsNeverNamesTheHeldOutShapes) {
   auto sub = s->submit("", a.candidate);
   ASSERT_TRUE(std::holds_alternative<json>(sub));
   seen += std::get<json>(sub).dump() + s->history().dump();
-  for (const auto& h : s->history()["attempts"]) seen += h.dump();
+  const json history = s->history();
+  for (const auto& h : history["attempts"]) seen += h.dump();
   EXPECT_EQ(seen.find(kHeldName), std::string::npos) << seen;
   EXPECT_EQ(seen.find(kHeldValue), std::string::npos) << seen;
   EXPECT_NE(seen.find("ragged"), std::string::npos) << "visible shapes are shown";

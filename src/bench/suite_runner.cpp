@@ -8,6 +8,7 @@
 #include "results/metrics.h"
 #include "results/run_baseline.h"
 #include "torch/torch_timing.h"
+#include "util/enum_text.h"
 
 namespace kevo::bench {
 
@@ -50,14 +51,17 @@ void record_torch(store::RunDb& db, const BenchSetup& s, const Task& task, int64
 
 }  // namespace
 
-const char* to_string(Action a) {
-  switch (a) {
-    case Action::kStart: return "start";
-    case Action::kResume: return "resume";
-    case Action::kSkip: return "skip";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumText<Action> kActionTexts[] = {
+    {Action::kStart, "start"},
+    {Action::kResume, "resume"},
+    {Action::kSkip, "skip"},
+};
+
+}  // namespace
+
+const char* to_string(Action a) { return enum_text(kActionTexts, a); }
 
 std::vector<PlanItem> plan(const std::vector<store::RunRow>& runs, const std::vector<std::string>& tasks,
                            const results::RunKey& key) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile/source_text.h"
+#include "util/enum_text.h"
 #include "util/fs.h"
 
 namespace kevo {
@@ -58,17 +59,20 @@ std::string mib(uint64_t n) { return fmt::format("{:.1f} MiB", static_cast<doubl
 
 }  // namespace
 
-const char* to_string(IntakeCode c) {
-  switch (c) {
-    case IntakeCode::TooLarge: return "too_large";
-    case IntakeCode::NotUtf8: return "not_utf8";
-    case IntakeCode::Empty: return "empty";
-    case IntakeCode::NoForward: return "no_kevo_forward";
-    case IntakeCode::SeveralForwards: return "several_kevo_forward";
-    case IntakeCode::NotExported: return "kevo_forward_not_exported";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumText<IntakeCode> kIntakeCodeTexts[] = {
+    {IntakeCode::TooLarge, "too_large"},
+    {IntakeCode::NotUtf8, "not_utf8"},
+    {IntakeCode::Empty, "empty"},
+    {IntakeCode::NoForward, "no_kevo_forward"},
+    {IntakeCode::SeveralForwards, "several_kevo_forward"},
+    {IntakeCode::NotExported, "kevo_forward_not_exported"},
+};
+
+}  // namespace
+
+const char* to_string(IntakeCode c) { return enum_text(kIntakeCodeTexts, c); }
 
 std::optional<size_t> first_invalid_utf8(std::string_view s) {
   const auto* b = reinterpret_cast<const unsigned char*>(s.data());

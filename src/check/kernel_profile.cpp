@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_text.h"
 #include "util/json_fields.h"
 
 namespace kevo {
@@ -322,21 +323,20 @@ std::string Profile::to_text() const {
   return s;
 }
 
-const char* to_string(ProfileStatus s) {
-  switch (s) {
-    case ProfileStatus::kProfiled: return "profiled";
-    case ProfileStatus::kNoNcu: return "no_ncu";
-    case ProfileStatus::kNoPermission: return "no_permission";
-    case ProfileStatus::kFailed: return "failed";
-  }
-  return "failed";
-}
+namespace {
 
-std::optional<ProfileStatus> parse_profile_status(std::string_view s) {
-  for (auto st : {ProfileStatus::kProfiled, ProfileStatus::kNoNcu, ProfileStatus::kNoPermission, ProfileStatus::kFailed})
-    if (s == to_string(st)) return st;
-  return std::nullopt;
-}
+constexpr EnumText<ProfileStatus> kProfileStatusTexts[] = {
+    {ProfileStatus::kProfiled, "profiled"},
+    {ProfileStatus::kNoNcu, "no_ncu"},
+    {ProfileStatus::kNoPermission, "no_permission"},
+    {ProfileStatus::kFailed, "failed"},
+};
+
+}  // namespace
+
+const char* to_string(ProfileStatus s) { return enum_text(kProfileStatusTexts, s, "failed"); }
+
+std::optional<ProfileStatus> parse_profile_status(std::string_view s) { return enum_parse(kProfileStatusTexts, s); }
 
 const std::vector<std::string>& ncu_metrics() {
   static const std::vector<std::string> list = [] {

@@ -3,21 +3,26 @@
 
 #include "check/oracle_check.h"
 
+#include "util/enum_text.h"
+
 namespace kevo {
 
-std::string to_string(OracleCheckReason r) {
-  switch (r) {
-    case OracleCheckReason::kOk: return "ok";
-    case OracleCheckReason::kOracleFailed: return "oracle_failed";
-    case OracleCheckReason::kInfraError: return "infra_error";
-    case OracleCheckReason::kShapeMismatch: return "shape_mismatch";
-    case OracleCheckReason::kNonFinite: return "nonfinite";
-    case OracleCheckReason::kAllZero: return "all_zero";
-    case OracleCheckReason::kUnwritten: return "unwritten";
-    case OracleCheckReason::kNondeterministic: return "nondeterministic";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr EnumText<OracleCheckReason> kOracleCheckReasonTexts[] = {
+    {OracleCheckReason::kOk, "ok"},
+    {OracleCheckReason::kOracleFailed, "oracle_failed"},
+    {OracleCheckReason::kInfraError, "infra_error"},
+    {OracleCheckReason::kShapeMismatch, "shape_mismatch"},
+    {OracleCheckReason::kNonFinite, "nonfinite"},
+    {OracleCheckReason::kAllZero, "all_zero"},
+    {OracleCheckReason::kUnwritten, "unwritten"},
+    {OracleCheckReason::kNondeterministic, "nondeterministic"},
+};
+
+}  // namespace
+
+std::string to_string(OracleCheckReason r) { return enum_text(kOracleCheckReasonTexts, r, "unknown"); }
 
 int OracleCheckReport::exit_code() const {
   bool infra = configs.empty(), bad = false;  // nothing checked is no pass

@@ -1,26 +1,26 @@
 #include "check/outcome.h"
 
+#include "util/enum_text.h"
+
 namespace kevo {
 
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::Pass: return "pass";
-    case Outcome::CompileError: return "compile_error";
-    case Outcome::Incorrect: return "incorrect";
-    case Outcome::Unsafe: return "unsafe";
-    case Outcome::Timeout: return "timeout";
-    case Outcome::Crash: return "crash";
-    case Outcome::InfraError: return "infra_error";
-  }
-  return "?";
-}
+namespace {
 
-std::optional<Outcome> outcome_from_name(const std::string& name) {
-  for (Outcome o : {Outcome::Pass, Outcome::CompileError, Outcome::Incorrect, Outcome::Unsafe, Outcome::Timeout,
-                    Outcome::Crash, Outcome::InfraError})
-    if (name == outcome_name(o)) return o;
-  return std::nullopt;
-}
+constexpr EnumText<Outcome> kOutcomeTexts[] = {
+    {Outcome::Pass, "pass"},
+    {Outcome::CompileError, "compile_error"},
+    {Outcome::Incorrect, "incorrect"},
+    {Outcome::Unsafe, "unsafe"},
+    {Outcome::Timeout, "timeout"},
+    {Outcome::Crash, "crash"},
+    {Outcome::InfraError, "infra_error"},
+};
+
+}  // namespace
+
+const char* outcome_name(Outcome o) { return enum_text(kOutcomeTexts, o); }
+
+std::optional<Outcome> parse_outcome(std::string_view text) { return enum_parse(kOutcomeTexts, text); }
 
 int exit_code(Outcome o) {
   switch (o) {

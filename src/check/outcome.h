@@ -3,7 +3,7 @@
 #pragma once
 
 #include <optional>
-#include <string>
+#include <string_view>
 
 namespace kevo {
 
@@ -11,7 +11,7 @@ enum class Outcome { Pass, CompileError, Incorrect, Unsafe, Timeout, Crash, Infr
 
 const char* outcome_name(Outcome o);  // "pass", "compile_error", ...
 // "pass", "compile_error", ... back to the enum; nullopt for anything else.
-std::optional<Outcome> outcome_from_name(const std::string& name);
+std::optional<Outcome> parse_outcome(std::string_view text);
 // Distinct process exit codes (documented in `kevo eval --help` and docs/ARCHITECTURE.md).
 int exit_code(Outcome o);
 

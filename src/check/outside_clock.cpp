@@ -7,6 +7,7 @@
 #include <map>
 
 #include "time/stats.h"
+#include "util/enum_text.h"
 
 namespace kevo {
 namespace {
@@ -93,14 +94,21 @@ Slope fit_slope(const std::vector<BatchWall>& walls) {
   return s;
 }
 
-const char* outside_verdict_name(OutsideVerdict v) {
-  switch (v) {
-    case OutsideVerdict::Agree: return "agree";
-    case OutsideVerdict::Forged: return "forged";
-    case OutsideVerdict::Inconclusive: return "inconclusive";
-    case OutsideVerdict::Unmeasured: return "unmeasured";
-  }
-  return "?";
+namespace {
+
+constexpr EnumText<OutsideVerdict> kOutsideVerdictTexts[] = {
+    {OutsideVerdict::Agree, "agree"},
+    {OutsideVerdict::Forged, "forged"},
+    {OutsideVerdict::Inconclusive, "inconclusive"},
+    {OutsideVerdict::Unmeasured, "unmeasured"},
+};
+
+}  // namespace
+
+const char* to_string(OutsideVerdict v) { return enum_text(kOutsideVerdictTexts, v); }
+
+std::optional<OutsideVerdict> parse_outside_verdict(std::string_view text) {
+  return enum_parse(kOutsideVerdictTexts, text);
 }
 
 OutsideCheck check_outside(double events_mean_ms, const Slope& candidate, const Slope& around, double tolerance) {

@@ -15,7 +15,9 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kevo {
@@ -63,7 +65,8 @@ Slope fit_slope(const std::vector<BatchWall>& walls);
 // noise, and that noise is beyond kNoisyShare; more batches decide (a noisy host must neither
 // accuse an honest kernel nor let a forger hide in the noise).
 enum class OutsideVerdict { Agree, Forged, Inconclusive, Unmeasured };
-const char* outside_verdict_name(OutsideVerdict v);
+const char* to_string(OutsideVerdict v);  // "agree", "forged", "inconclusive", "unmeasured"
+std::optional<OutsideVerdict> parse_outside_verdict(std::string_view text);  // nullopt for other text
 
 struct OutsideCheck {
   OutsideVerdict verdict = OutsideVerdict::Unmeasured;

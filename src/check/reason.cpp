@@ -1,92 +1,97 @@
 #include "check/reason.h"
 
+#include <iterator>
+
+#include "util/enum_text.h"
+
 namespace kevo {
 
 namespace {
+
 constexpr std::string_view kStaticPrefix = "static:";
+
+// A verdict's reason as verdicts, the run database and JSON store it: a value's text never changes.
+constexpr EnumText<Reason> kReasonTexts[] = {
+    {Reason::kNone, ""},
+    {Reason::kCompile, "compile"},
+    {Reason::kLoad, "load"},
+    {Reason::kIntakeTooLarge, "intake:too_large"},
+    {Reason::kIntakeNotUtf8, "intake:not_utf8"},
+    {Reason::kIntakeEmpty, "intake:empty"},
+    {Reason::kIntakeNoForward, "intake:no_kevo_forward"},
+    {Reason::kIntakeSeveralForwards, "intake:several_kevo_forward"},
+    {Reason::kIntakeNotExported, "intake:kevo_forward_not_exported"},
+    {Reason::kMismatch, "mismatch"},
+    {Reason::kNan, "nan"},
+    {Reason::kUnwritten, "unwritten"},
+    {Reason::kNondeterministic, "nondeterministic"},
+    {Reason::kInputModified, "input_modified"},
+    {Reason::kTimedOutput, "timed_output"},
+    {Reason::kSanitizerMemcheck, "sanitizer:memcheck"},
+    {Reason::kSanitizerRacecheck, "sanitizer:racecheck"},
+    {Reason::kSanitizerInitcheck, "sanitizer:initcheck"},
+    {Reason::kStatic, "static"},
+    {Reason::kForeignStream, "foreign_stream"},
+    {Reason::kStreamCreated, "stream_created"},
+    {Reason::kAllocLimit, "alloc_limit"},
+    {Reason::kGuard, "guard"},
+    {Reason::kHiddenWork, "hidden_work"},
+    {Reason::kHostThread, "host_thread"},
+    {Reason::kDeviceState, "device_state"},
+    {Reason::kTimingForged, "timing_forged"},
+    {Reason::kBelowSol, "below_sol"},
+    {Reason::kTimeout, "timeout"},
+    {Reason::kCompileTimeout, "compile_timeout"},
+    {Reason::kSignal, "signal"},
+    {Reason::kAbort, "abort"},
+    {Reason::kExit, "exit"},
+    {Reason::kIllegalAddress, "illegal_address"},
+    {Reason::kCudaError, "cuda_error"},
+    {Reason::kLaunchError, "launch_error"},
+    {Reason::kReturnedError, "returned_error"},
+    {Reason::kRunner, "runner"},
+    {Reason::kNoGpu, "no_gpu"},
+    {Reason::kTask, "task"},
+    {Reason::kInput, "input"},
+    {Reason::kCompiler, "compiler"},
+    {Reason::kBaseline, "baseline"},
+    {Reason::kTorch, "torch"},
+    {Reason::kReference, "reference"},
+    {Reason::kOracle, "oracle"},
+    {Reason::kCompare, "compare"},
+    {Reason::kMemory, "memory"},
+    {Reason::kGpuBusy, "gpu_busy"},
+    {Reason::kTimingNoisy, "timing_noisy"},
+    {Reason::kJobLost, "job_lost"},
+    {Reason::kJobResult, "job_result"},
+    {Reason::kJobPayload, "job_payload"},
+    {Reason::kJobTask, "job_task"},
+    {Reason::kJobSource, "job_source"},
+    {Reason::kWorkerKind, "worker_kind"},
+    {Reason::kWorkerDisk, "worker_disk"},
+    {Reason::kEvaluator, "evaluator"},
+    {Reason::kTimedOutputUnchecked, "timed_output_unchecked"},
+    {Reason::kTimingFloored, "timing_floored"},
+    {Reason::kTimingRetimed, "timing_retimed"},
+    {Reason::kTimingRaced, "timing_raced"},
+    {Reason::kTimingUnconfirmed, "timing_unconfirmed"},
+    {Reason::kBaselineSlowed, "baseline_slowed"},
+    {Reason::kSandboxUnavailable, "sandbox_unavailable"},
+    {Reason::kSolUnavailable, "sol_unavailable"},
+    {Reason::kDuplicate, "duplicate"},
+    {Reason::kNoCode, "no_code"},
+    {Reason::kEditFailed, "edit_failed"},
+    {Reason::kIo, "io"},
+};
+static_assert(std::size(kReasonTexts) == kReasonCount, "every reason has a text");
+
 }  // namespace
 
-std::string_view to_string(Reason r) {
-  switch (r) {
-    case Reason::kNone: return "";
-    case Reason::kCompile: return "compile";
-    case Reason::kLoad: return "load";
-    case Reason::kIntakeTooLarge: return "intake:too_large";
-    case Reason::kIntakeNotUtf8: return "intake:not_utf8";
-    case Reason::kIntakeEmpty: return "intake:empty";
-    case Reason::kIntakeNoForward: return "intake:no_kevo_forward";
-    case Reason::kIntakeSeveralForwards: return "intake:several_kevo_forward";
-    case Reason::kIntakeNotExported: return "intake:kevo_forward_not_exported";
-    case Reason::kMismatch: return "mismatch";
-    case Reason::kNan: return "nan";
-    case Reason::kUnwritten: return "unwritten";
-    case Reason::kNondeterministic: return "nondeterministic";
-    case Reason::kInputModified: return "input_modified";
-    case Reason::kTimedOutput: return "timed_output";
-    case Reason::kSanitizerMemcheck: return "sanitizer:memcheck";
-    case Reason::kSanitizerRacecheck: return "sanitizer:racecheck";
-    case Reason::kSanitizerInitcheck: return "sanitizer:initcheck";
-    case Reason::kStatic: return "static";
-    case Reason::kForeignStream: return "foreign_stream";
-    case Reason::kStreamCreated: return "stream_created";
-    case Reason::kAllocLimit: return "alloc_limit";
-    case Reason::kGuard: return "guard";
-    case Reason::kHiddenWork: return "hidden_work";
-    case Reason::kHostThread: return "host_thread";
-    case Reason::kDeviceState: return "device_state";
-    case Reason::kTimingForged: return "timing_forged";
-    case Reason::kBelowSol: return "below_sol";
-    case Reason::kTimeout: return "timeout";
-    case Reason::kCompileTimeout: return "compile_timeout";
-    case Reason::kSignal: return "signal";
-    case Reason::kAbort: return "abort";
-    case Reason::kExit: return "exit";
-    case Reason::kIllegalAddress: return "illegal_address";
-    case Reason::kCudaError: return "cuda_error";
-    case Reason::kLaunchError: return "launch_error";
-    case Reason::kReturnedError: return "returned_error";
-    case Reason::kRunner: return "runner";
-    case Reason::kNoGpu: return "no_gpu";
-    case Reason::kTask: return "task";
-    case Reason::kInput: return "input";
-    case Reason::kCompiler: return "compiler";
-    case Reason::kBaseline: return "baseline";
-    case Reason::kTorch: return "torch";
-    case Reason::kReference: return "reference";
-    case Reason::kOracle: return "oracle";
-    case Reason::kCompare: return "compare";
-    case Reason::kMemory: return "memory";
-    case Reason::kGpuBusy: return "gpu_busy";
-    case Reason::kTimingNoisy: return "timing_noisy";
-    case Reason::kJobLost: return "job_lost";
-    case Reason::kJobResult: return "job_result";
-    case Reason::kJobPayload: return "job_payload";
-    case Reason::kJobTask: return "job_task";
-    case Reason::kJobSource: return "job_source";
-    case Reason::kWorkerKind: return "worker_kind";
-    case Reason::kWorkerDisk: return "worker_disk";
-    case Reason::kEvaluator: return "evaluator";
-    case Reason::kTimedOutputUnchecked: return "timed_output_unchecked";
-    case Reason::kTimingFloored: return "timing_floored";
-    case Reason::kTimingRetimed: return "timing_retimed";
-    case Reason::kTimingRaced: return "timing_raced";
-    case Reason::kTimingUnconfirmed: return "timing_unconfirmed";
-    case Reason::kBaselineSlowed: return "baseline_slowed";
-    case Reason::kSandboxUnavailable: return "sandbox_unavailable";
-    case Reason::kSolUnavailable: return "sol_unavailable";
-    case Reason::kDuplicate: return "duplicate";
-    case Reason::kNoCode: return "no_code";
-    case Reason::kEditFailed: return "edit_failed";
-    case Reason::kIo: return "io";
-  }
-  return "?";
-}
+std::string_view to_string(Reason r) { return enum_text(kReasonTexts, r); }
 
 std::optional<Reason> parse_reason(std::string_view text) {
   if (text.starts_with(kStaticPrefix)) return Reason::kStatic;
-  for (int i = 0; i < kReasonCount; ++i)
-    if (to_string(static_cast<Reason>(i)) == text) return static_cast<Reason>(i);
-  return std::nullopt;
+  return enum_parse(kReasonTexts, text);
 }
 
 std::string static_rule_of(std::string_view text) {

@@ -612,7 +612,7 @@ void run_timing(const TimingSetup& s, Verdict& v) {
                        fmt::format("batches of one call and {} calls read the checker's clock {} with the "
                                    "{}'s events ({}); timed again with batches of k and 2k calls, "
                                    "whose figures these are",
-                                   2 * one.timing->batch_calls, outside_verdict_name(oc.verdict),
+                                   2 * one.timing->batch_calls, to_string(oc.verdict),
                                    base_misread ? "baseline" : "candidate", oc.detail)});
   }
   // An Inconclusive outside check is decided by evaluator.cpp, after the SOL check.

@@ -2,23 +2,31 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_text.h"
+
 namespace kevo {
 
-const char* to_string(EvalPhase p) {
-  switch (p) {
-    case EvalPhase::kSetup: return "setup";
-    case EvalPhase::kCorrectness: return "correctness";
-    case EvalPhase::kTiming: return "timing";
-    case EvalPhase::kSanitize: return "sanitize";
-    case EvalPhase::kProfile: return "profile";
-    case EvalPhase::kPytorch: return "pytorch";
-  }
-  return "?";
-}
+namespace {
 
-const char* to_string(CheckedAgainst a) {
-  return a == CheckedAgainst::kConsistency ? "consistency" : "oracle";
-}
+constexpr EnumText<EvalPhase> kEvalPhaseTexts[] = {
+    {EvalPhase::kSetup, "setup"},
+    {EvalPhase::kCorrectness, "correctness"},
+    {EvalPhase::kTiming, "timing"},
+    {EvalPhase::kSanitize, "sanitize"},
+    {EvalPhase::kProfile, "profile"},
+    {EvalPhase::kPytorch, "pytorch"},
+};
+
+constexpr EnumText<CheckedAgainst> kCheckedAgainstTexts[] = {
+    {CheckedAgainst::kOracle, "oracle"},
+    {CheckedAgainst::kConsistency, "consistency"},
+};
+
+}  // namespace
+
+const char* to_string(EvalPhase p) { return enum_text(kEvalPhaseTexts, p); }
+
+const char* to_string(CheckedAgainst a) { return enum_text(kCheckedAgainstTexts, a, "oracle"); }
 
 namespace {
 nlohmann::json summary_json(const Summary& s) {
@@ -92,7 +100,7 @@ nlohmann::json Verdict::to_json() const {
                         {"sol_fraction", timing->sol_fraction},
                         {"max_wall_over_span", timing->max_wall_over_span}};
     auto outside_json = [](const OutsideCheck& o) {
-      return nlohmann::json{{"verdict", outside_verdict_name(o.verdict)}, {"events_ms", o.events_ms},
+      return nlohmann::json{{"verdict", to_string(o.verdict)}, {"events_ms", o.events_ms},
                             {"outside_ms", o.outside_ms}, {"ci_ms", o.ci_ms}, {"allowed_ms", o.allowed_ms},
                             {"fixed_excess_ms", o.fixed_excess_ms}, {"median_outside_ms", o.median_outside_ms},
                             {"median_allowed_ms", o.median_allowed_ms}, {"detail", o.detail}};

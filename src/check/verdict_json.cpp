@@ -36,9 +36,7 @@ OutsideCheck outside_from(const json& j) {
   JsonFields f(j, "outside");
   OutsideCheck o;
   const std::string v = f.get("verdict", std::string("unmeasured"));
-  for (OutsideVerdict x : {OutsideVerdict::Agree, OutsideVerdict::Forged, OutsideVerdict::Inconclusive,
-                           OutsideVerdict::Unmeasured})
-    if (v == outside_verdict_name(x)) o.verdict = x;
+  o.verdict = parse_outside_verdict(v).value_or(OutsideVerdict::Unmeasured);
   o.events_ms = f.get("events_ms", 0.0);
   o.outside_ms = f.get("outside_ms", 0.0);
   o.ci_ms = f.get("ci_ms", 0.0);
@@ -215,7 +213,7 @@ Result<Verdict> verdict_from_json(const json& j) {
   JsonFields f(j, "verdict");
   Verdict v;
   const std::string name = f.get("outcome", std::string());
-  auto o = outcome_from_name(name);
+  auto o = parse_outcome(name);
   if (!o) return fail("verdict: unknown outcome '{}'", name);
   v.outcome = *o;
   const std::string reason = f.get("reason", std::string());

@@ -20,6 +20,7 @@
 #include "evolve/task_context.h"
 #include "lint/suite.h"
 #include "llm/config.h"
+#include "util/enum_text.h"
 #include "llm/ensemble.h"
 #include "report/report.h"
 #include "results/table.h"
@@ -80,7 +81,7 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   if (!a.models.empty()) lcfg.models = a.models;
   if (!a.llm_mode.empty()) {
     auto m = llm::parse_cache_mode(a.llm_mode);
-    if (!m) return bench_fail(m.error().message);
+    if (!m) return bench_fail(enum_unknown(llm::kCacheModeTexts, "LLM mode", a.llm_mode));
     lcfg.cache = *m;
   }
   if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;

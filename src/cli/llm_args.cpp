@@ -1,6 +1,7 @@
 #include "cli/llm_args.h"
 
 #include "evolve/strategy.h"
+#include "util/enum_text.h"
 #include "util/fs.h"
 
 namespace kevo::cli {
@@ -27,7 +28,7 @@ Result<llm::LlmConfig> llm_config_of(const std::string& llm_toml, const std::vec
   if (!models.empty()) lcfg.models = models;
   if (!llm_mode.empty()) {
     auto m = llm::parse_cache_mode(llm_mode);
-    if (!m) return m.unexpected();
+    if (!m) return fail("{}", enum_unknown(llm::kCacheModeTexts, "LLM mode", llm_mode));
     lcfg.cache = *m;
   }
   return lcfg;

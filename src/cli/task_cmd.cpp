@@ -161,7 +161,7 @@ void register_task(CLI::App& app, int& exit_code) {
         nlohmann::json f = nlohmann::json::array();
         for (const auto& x : rep->findings)
           f.push_back({{"check", x.check},
-                       {"severity", severity_name(x.severity)},
+                       {"severity", to_string(x.severity)},
                        {"message", x.message}});
         out.push_back(
             {{"task", rep->task}, {"ok", rep->ok()}, {"configs", rep->configs}, {"findings", f}});

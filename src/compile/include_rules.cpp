@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "compile/source_text.h"
+#include "util/enum_text.h"
 
 namespace kevo {
 namespace {
@@ -210,16 +211,19 @@ void check_asm_files(std::string_view keep, std::vector<IncludeHit>& out) {
 
 }  // namespace
 
-const char* to_string(IncludeRule r) {
-  switch (r) {
-    case IncludeRule::HostInclude: return "host_include";
-    case IncludeRule::EmbedFile: return "embed_file";
-    case IncludeRule::LineDirective: return "line_directive";
-    case IncludeRule::PragmaFile: return "pragma_file";
-    case IncludeRule::HasInclude: return "has_include";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumText<IncludeRule> kIncludeRuleTexts[] = {
+    {IncludeRule::HostInclude, "host_include"},
+    {IncludeRule::EmbedFile, "embed_file"},
+    {IncludeRule::LineDirective, "line_directive"},
+    {IncludeRule::PragmaFile, "pragma_file"},
+    {IncludeRule::HasInclude, "has_include"},
+};
+
+}  // namespace
+
+const char* to_string(IncludeRule r) { return enum_text(kIncludeRuleTexts, r); }
 
 bool is_plain_header_name(std::string_view name) {
   if (name.empty() || name.size() > 200) return false;

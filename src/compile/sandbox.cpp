@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "util/enum_text.h"
 #include "util/log.h"
 
 namespace kevo {
@@ -154,24 +155,23 @@ bool probe(SandboxKind k) {
   return ok;
 }
 
+// Named by KEVO_SANDBOX and in `kevo doctor`: a value's text never changes.
+constexpr EnumText<SandboxKind> kSandboxKindTexts[] = {
+    {SandboxKind::Bubblewrap, "bubblewrap"},
+    {SandboxKind::Landlock, "landlock"},
+    {SandboxKind::None, "none"},
+};
+
 SandboxKind env_choice(bool& set) {
   const char* e = std::getenv("KEVO_SANDBOX");
   set = e && *e;
   if (!set) return SandboxKind::None;
-  std::string_view v(e);
-  return v == "bubblewrap" ? SandboxKind::Bubblewrap : v == "landlock" ? SandboxKind::Landlock : SandboxKind::None;
+  return enum_parse(kSandboxKindTexts, e).value_or(SandboxKind::None);
 }
 
 }  // namespace
 
-const char* to_string(SandboxKind k) {
-  switch (k) {
-    case SandboxKind::Bubblewrap: return "bubblewrap";
-    case SandboxKind::Landlock: return "landlock";
-    case SandboxKind::None: return "none";
-  }
-  return "none";
-}
+const char* to_string(SandboxKind k) { return enum_text(kSandboxKindTexts, k, "none"); }
 
 bool sandbox_works(SandboxKind k) {
   static std::mutex mu;

@@ -120,7 +120,7 @@ std::optional<BaselineRecord> load_baseline_record(const BaselineKey& key, const
   json j = json::parse(*text, nullptr, false);
   // The stored key must be this one (a digest collision or a hand-edited file is not a match).
   if (!j.is_object() || j.value("key", json()) != key.to_json() || !j.contains("summary") ||
-      !j["summary"].is_object() || outcome_from_name(j["summary"].value("outcome", "")) != Outcome::Pass)
+      !j["summary"].is_object() || parse_outcome(j["summary"].value("outcome", "")) != Outcome::Pass)
     return std::nullopt;
   return BaselineRecord{j["summary"], j.value("verified_at", 0.0)};
 }

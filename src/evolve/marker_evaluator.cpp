@@ -27,7 +27,7 @@ struct Markers {
 
 // A marker word naming an outcome the fake gives (never infra_error: that is the harness's).
 std::optional<Outcome> marker_outcome(const std::string& w) {
-  auto o = outcome_from_name(w);
+  auto o = parse_outcome(w);
   return o == Outcome::InfraError ? std::nullopt : o;
 }
 

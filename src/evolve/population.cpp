@@ -4,23 +4,9 @@
 
 namespace kevo::evolve {
 
-const char* to_string(PolicyKind k) {
-  switch (k) {
-    case PolicyKind::kSingleBest: return "single-best";
-    case PolicyKind::kElite: return "elite";
-    case PolicyKind::kIslands: return "islands";
-    case PolicyKind::kMapElites: return "map-elites";
-  }
-  return "?";
-}
+const char* to_string(PolicyKind k) { return enum_text(kPolicyKindTexts, k); }
 
-Result<PolicyKind> parse_policy(std::string_view s) {
-  if (s == "single-best") return PolicyKind::kSingleBest;
-  if (s == "elite") return PolicyKind::kElite;
-  if (s == "islands") return PolicyKind::kIslands;
-  if (s == "map-elites") return PolicyKind::kMapElites;
-  return fail("unknown population policy '{}' (single-best, elite, islands, map-elites)", s);
-}
+std::optional<PolicyKind> parse_policy(std::string_view s) { return enum_parse(kPolicyKindTexts, s); }
 
 std::vector<double> rank_probabilities(size_t n) {
   std::vector<double> p(n);

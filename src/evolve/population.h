@@ -21,13 +21,19 @@
 #include <vector>
 
 #include "evolve/noise.h"
+#include "util/enum_text.h"
 #include "util/result.h"
 
 namespace kevo::evolve {
 
 enum class PolicyKind { kSingleBest, kElite, kIslands, kMapElites };
+// Stored with a run's strategy and named in [evolve] policy: a value's text never changes.
+inline constexpr EnumText<PolicyKind> kPolicyKindTexts[] = {{PolicyKind::kSingleBest, "single-best"},
+                                                            {PolicyKind::kElite, "elite"},
+                                                            {PolicyKind::kIslands, "islands"},
+                                                            {PolicyKind::kMapElites, "map-elites"}};
 const char* to_string(PolicyKind k);
-Result<PolicyKind> parse_policy(std::string_view s);
+std::optional<PolicyKind> parse_policy(std::string_view s);  // nullopt for other text
 
 struct PopulationConfig {
   PolicyKind kind = PolicyKind::kElite;

@@ -5,30 +5,31 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/enum_text.h"
 #include "util/json_fields.h"
 #include "util/toml_text.h"
 
 namespace kevo::evolve {
 
-const char* to_string(Op op) {
-  switch (op) {
-    case Op::kInit: return "init";
-    case Op::kMutate: return "mutate";
-    case Op::kCrossover: return "crossover";
-    case Op::kRewrite: return "rewrite";
-    case Op::kDiffEdit: return "diff_edit";
-    case Op::kRepair: return "repair";
-    case Op::kTune: return "tune";
-    case Op::kAgent: return "agent";
-  }
-  return "?";
-}
+namespace {
 
-Result<Op> parse_op(std::string_view s) {
-  for (Op op : {Op::kInit, Op::kMutate, Op::kCrossover, Op::kRewrite, Op::kDiffEdit, Op::kRepair, Op::kTune, Op::kAgent})
-    if (s == to_string(op)) return op;
-  return fail("unknown operator '{}' (init, mutate, crossover, rewrite, diff_edit, repair)", s);
-}
+// Stored as a candidate's operator and named in [evolve] operators: a value's text never changes.
+constexpr EnumText<Op> kOpTexts[] = {
+    {Op::kInit, "init"},
+    {Op::kMutate, "mutate"},
+    {Op::kCrossover, "crossover"},
+    {Op::kRewrite, "rewrite"},
+    {Op::kDiffEdit, "diff_edit"},
+    {Op::kRepair, "repair"},
+    {Op::kTune, "tune"},
+    {Op::kAgent, "agent"},
+};
+
+}  // namespace
+
+const char* to_string(Op op) { return enum_text(kOpTexts, op); }
+
+std::optional<Op> parse_op(std::string_view s) { return enum_parse(kOpTexts, s); }
 
 std::vector<std::string> preset_names() {
   return {"kevo-default", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
@@ -144,13 +145,14 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
     JsonFields weights(ops, "strategy.operators");
     for (const auto& [k, v] : ops.items()) {
       auto op = parse_op(k);
-      if (!op) return op.unexpected();
+      if (!op) return fail("{}", enum_unknown(kOpTexts, "operator", k));
       s.operators.emplace_back(*op, weights.get(k.c_str(), 0.0));
     }
     KEVO_TRY(weights.status());
   }
-  auto policy = parse_policy(f.get("policy", std::string(to_string(s.population.kind))));
-  if (!policy) return policy.unexpected();
+  const std::string policy_text = f.get("policy", std::string(to_string(s.population.kind)));
+  auto policy = parse_policy(policy_text);
+  if (!policy) return fail("{}", enum_unknown(kPolicyKindTexts, "population policy", policy_text));
   s.population.kind = *policy;
   s.population.size = f.get("population", s.population.size);
   s.population.islands = f.get("islands", s.population.islands);
@@ -215,8 +217,9 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
       if (!node.is_boolean()) return fail("config line {}: evolve.profile_feedback must be true or false", line);
       s.profile_feedback = *node.value<bool>();
     } else if (k == "policy") {
-      auto p = parse_policy(node.value<std::string>().value_or(""));
-      if (!p) return fail("config line {}: {}", line, p.error().message);
+      const std::string text = node.value<std::string>().value_or("");
+      auto p = parse_policy(text);
+      if (!p) return fail("config line {}: {}", line, enum_unknown(kPolicyKindTexts, "population policy", text));
       s.population.kind = *p;
     } else if (k == "style") {
       s.style = node.value<std::string>().value_or(s.style);
@@ -237,7 +240,7 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
       s.operators.clear();
       for (const auto& [ok, ov] : *t) {
         auto op = parse_op(ok.str());
-        if (!op) return fail("config line {}: {}", line, op.error().message);
+        if (!op) return fail("config line {}: {}", line, enum_unknown(kOpTexts, "operator", ok.str()));
         auto w = ov.value<double>();
         if (!w || *w < 0) return fail("config line {}: operator weight must be a number >= 0", line);
         s.operators.emplace_back(*op, *w);

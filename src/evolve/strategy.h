@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,7 +24,7 @@ namespace kevo::evolve {
 // kAgent: an attempt an agent's episode evaluated (episode.h), not a prompt's answer.
 enum class Op { kInit, kMutate, kCrossover, kRewrite, kDiffEdit, kRepair, kTune, kAgent };
 const char* to_string(Op op);
-Result<Op> parse_op(std::string_view s);
+std::optional<Op> parse_op(std::string_view s);  // nullopt for other text
 
 struct InfoSources {
   bool task = true;       // I1: description, ABI, GPU, CUDA, visible shapes, baseline code/time, SOL

@@ -11,6 +11,7 @@
 #include "interop/import_toml.h"
 #include "task/backward.h"
 #include "task/dtype.h"
+#include "util/enum_text.h"
 #include "util/fs.h"
 
 namespace kevo::interop {
@@ -19,25 +20,33 @@ namespace fs = std::filesystem;
 // The smallest atol any imported gradient gets: kevo's f32 default (docs/TASK_FORMAT.md).
 constexpr double kDefaultGradientAtol = 1e-4;
 
-std::string to_string(BackwardSkip s) {
-  switch (s) {
-    case BackwardSkip::kNonFloatOutput: return "non_float_output";
-    case BackwardSkip::kNoGradTarget: return "no_grad_target";
-    case BackwardSkip::kDisconnected: return "disconnected";
-    case BackwardSkip::kInplace: return "inplace";
-    case BackwardSkip::kNotModule: return "not_module";
-  }
-  return "unknown";
-}
+namespace {
+
+// Printed beside each forward task `kevo import kernelbench --backward` writes: a value's text never changes.
+constexpr EnumText<BackwardSkip> kBackwardSkipTexts[] = {
+    {BackwardSkip::kNonFloatOutput, "non_float_output"},
+    {BackwardSkip::kNoGradTarget, "no_grad_target"},
+    {BackwardSkip::kDisconnected, "disconnected"},
+    {BackwardSkip::kInplace, "inplace"},
+    {BackwardSkip::kNotModule, "not_module"},
+};
+
+// The bridge's grad_probe verdicts (python/kevo_bridge).
+constexpr EnumText<GradProbe::Verdict> kGradVerdictTexts[] = {{GradProbe::Verdict::kOk, "ok"},
+                                                              {GradProbe::Verdict::kDisconnected, "disconnected"},
+                                                              {GradProbe::Verdict::kInplace, "inplace"},
+                                                              {GradProbe::Verdict::kUnknown, "unknown"}};
+
+}  // namespace
+
+std::string to_string(BackwardSkip s) { return enum_text(kBackwardSkipTexts, s, "unknown"); }
 
 Result<GradProbe> parse_grad_probe(const torch::ojson& r) {
   GradProbe p;
-  std::string v = r.value("verdict", "");
-  if (v == "ok") p.verdict = GradProbe::Verdict::kOk;
-  else if (v == "disconnected") p.verdict = GradProbe::Verdict::kDisconnected;
-  else if (v == "inplace") p.verdict = GradProbe::Verdict::kInplace;
-  else if (v == "unknown") p.verdict = GradProbe::Verdict::kUnknown;
-  else return fail("grad_probe: unknown verdict '{}'", v);
+  const std::string v = r.value("verdict", "");
+  const auto verdict = enum_parse(kGradVerdictTexts, v);
+  if (!verdict) return fail("grad_probe: unknown verdict '{}'", v);
+  p.verdict = *verdict;
   p.error = r.value("error", "");
   if (r.contains("args") && r["args"].is_array())
     for (const auto& a : r["args"]) p.args.push_back(a.is_boolean() && a.get<bool>());

@@ -9,6 +9,7 @@
 #include "lint/backward_lint.h"
 #include "check/cpu_reference.h"
 #include "task/resolved.h"
+#include "util/enum_text.h"
 
 namespace kevo {
 
@@ -21,19 +22,19 @@ int LintReport::count(Severity s) const {
                                         [s](const LintFinding& f) { return f.severity == s; }));
 }
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::Skip:
-      return "SKIP";
-    case Severity::Pass:
-      return "PASS";
-    case Severity::Warn:
-      return "WARN";
-    case Severity::Fail:
-      return "FAIL";
-  }
-  return "?";
-}
+namespace {
+
+// In `kevo task lint`'s report and its JSON: a value's text never changes.
+constexpr EnumText<Severity> kSeverityTexts[] = {
+    {Severity::Skip, "SKIP"},
+    {Severity::Pass, "PASS"},
+    {Severity::Warn, "WARN"},
+    {Severity::Fail, "FAIL"},
+};
+
+}  // namespace
+
+const char* to_string(Severity s) { return enum_text(kSeverityTexts, s); }
 
 std::string format_report(const LintReport& r) {
   std::string s =
@@ -41,7 +42,7 @@ std::string format_report(const LintReport& r) {
                   r.ok() ? (r.count(Severity::Warn) ? "ok, with warnings" : "ok") : "DEGENERATE",
                   r.findings.size(), fmt::join(r.configs, ", "));
   for (const auto& f : r.findings)
-    s += fmt::format("  {} {:<14} {}\n", severity_name(f.severity), f.check, f.message);
+    s += fmt::format("  {} {:<14} {}\n", to_string(f.severity), f.check, f.message);
   return s;
 }
 

@@ -76,7 +76,7 @@ Result<OutputsFn> cpu_reference_outputs(const Task& task);
 // The configs lint_outputs would check, by name (for messages and tests).
 std::vector<const Config*> lint_configs(const Task& task, const LintOptions& opts);
 
-const char* severity_name(Severity s);
+const char* to_string(Severity s);  // "SKIP", "PASS", "WARN", "FAIL"
 // Multi-line human-readable report ("PASS tiny_band ...").
 std::string format_report(const LintReport& r);
 

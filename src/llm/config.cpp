@@ -6,27 +6,15 @@
 #include <sstream>
 
 #include "llm/errors.h"
+#include "util/enum_text.h"
 #include "util/fs.h"
 #include "util/toml_text.h"
 
 namespace kevo::llm {
 
-const char* to_string(CacheMode m) {
-  switch (m) {
-    case CacheMode::kLive: return "live";
-    case CacheMode::kCache: return "cache";
-    case CacheMode::kReplay: return "replay";
-  }
-  return "cache";
-}
+const char* to_string(CacheMode m) { return enum_text(kCacheModeTexts, m, "cache"); }
 
-Result<CacheMode> parse_cache_mode(std::string_view s) {
-  if (s == "live") return CacheMode::kLive;
-  if (s == "cache") return CacheMode::kCache;
-  if (s == "replay") return CacheMode::kReplay;
-  return make_error(ErrorKind::kFatal,
-                    fmt::format("unknown LLM mode '{}': use live, cache or replay", s));
-}
+std::optional<CacheMode> parse_cache_mode(std::string_view s) { return enum_parse(kCacheModeTexts, s); }
 
 ModelOptions LlmConfig::options_for(const std::string& spec) const {
   ModelOptions o = defaults;
@@ -57,6 +45,9 @@ LlmConfig default_config() {
 }
 
 namespace {
+
+// [llm.providers.NAME] protocol.
+constexpr EnumText<Protocol> kProtocolTexts[] = {{Protocol::kOpenAI, "openai"}, {Protocol::kAnthropic, "anthropic"}};
 
 Error config_error(std::string_view where, std::string_view what) {
   return make_error(ErrorKind::kFatal, fmt::format("llm config: {}: {}", where, what));
@@ -113,9 +104,9 @@ Status apply_provider(const std::string& name, const toml::table& t, LlmConfig& 
     if (key == "protocol") {
       std::string proto;
       KEVO_TRY(get(n, key, proto));
-      if (proto == "openai") p.protocol = Protocol::kOpenAI;
-      else if (proto == "anthropic") p.protocol = Protocol::kAnthropic;
-      else return config_error(where, "protocol must be \"openai\" or \"anthropic\"");
+      const auto protocol = enum_parse(kProtocolTexts, proto);
+      if (!protocol) return config_error(where, "protocol must be \"openai\" or \"anthropic\"");
+      p.protocol = *protocol;
     } else if (key == "base_url") {
       KEVO_TRY(get(n, key, p.base_url));
       while (p.base_url.ends_with('/')) p.base_url.pop_back();
@@ -181,7 +172,7 @@ Status apply_table(const toml::table& t, LlmConfig& cfg) {
       std::string m;
       KEVO_TRY(get(n, key, m));
       auto mode = parse_cache_mode(m);
-      if (!mode) return mode.unexpected();
+      if (!mode) return make_error(ErrorKind::kFatal, enum_unknown(kCacheModeTexts, "LLM mode", m));
       cfg.cache = *mode;
     } else if (key == "key_file") KEVO_TRY(get(n, key, cfg.key_file));
     else if (key == "api_key") {

@@ -11,6 +11,7 @@
 #include "llm/budget.h"
 #include "llm/pricing.h"
 #include "llm/retry.h"
+#include "util/enum_text.h"
 #include "util/result.h"
 
 namespace kevo::llm {
@@ -42,8 +43,11 @@ struct ModelOptions {
 // live: always ask the model (answers are still stored); cache: answer from the cache when it
 // has one; replay: only from the cache, a miss is an error (offline, costs nothing).
 enum class CacheMode { kLive, kCache, kReplay };
+// Named by --llm and [llm] cache, stored with a run's launch: a value's text never changes.
+inline constexpr EnumText<CacheMode> kCacheModeTexts[] = {
+    {CacheMode::kLive, "live"}, {CacheMode::kCache, "cache"}, {CacheMode::kReplay, "replay"}};
 const char* to_string(CacheMode m);
-Result<CacheMode> parse_cache_mode(std::string_view s);
+std::optional<CacheMode> parse_cache_mode(std::string_view s);  // nullopt for other text
 
 struct LlmConfig {
   std::vector<std::string> models;  // specs; more than one makes an ensemble

@@ -6,16 +6,21 @@
 #include <cmath>
 
 #include "llm/errors.h"
+#include "util/enum_text.h"
 
 namespace kevo::llm {
 
-Result<Selection> parse_selection(std::string_view s) {
-  if (s == "weighted") return Selection::kWeighted;
-  if (s == "thompson") return Selection::kThompson;
-  if (s == "ucb") return Selection::kUcb;
-  return make_error(ErrorKind::kFatal,
-                    fmt::format("unknown model selection '{}': use weighted, thompson or ucb", s));
-}
+namespace {
+
+// Named by [llm] selection: a value's text never changes.
+constexpr EnumText<Selection> kSelectionTexts[] = {
+    {Selection::kWeighted, "weighted"}, {Selection::kThompson, "thompson"}, {Selection::kUcb, "ucb"}};
+
+}  // namespace
+
+const char* to_string(Selection s) { return enum_text(kSelectionTexts, s); }
+
+std::optional<Selection> parse_selection(std::string_view s) { return enum_parse(kSelectionTexts, s); }
 
 namespace {
 
@@ -187,7 +192,7 @@ Result<std::unique_ptr<Ensemble>> make_ensemble(std::shared_ptr<LlmContext> ctx)
                       fmt::format("llm.weights has {} entries for {} models", cfg.weights.size(),
                                   cfg.models.size()));
   auto sel = parse_selection(cfg.selection);
-  if (!sel) return sel.unexpected();
+  if (!sel) return make_error(ErrorKind::kFatal, enum_unknown(kSelectionTexts, "model selection", cfg.selection));
   std::vector<std::unique_ptr<LlmClient>> members;
   for (const auto& spec : cfg.models) {
     auto c = make_client(spec, ctx);

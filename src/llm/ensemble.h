@@ -10,7 +10,9 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llm/client.h"
@@ -18,7 +20,8 @@
 namespace kevo::llm {
 
 enum class Selection { kWeighted, kThompson, kUcb };
-Result<Selection> parse_selection(std::string_view s);
+const char* to_string(Selection s);                        // "weighted", "thompson", "ucb"
+std::optional<Selection> parse_selection(std::string_view s);  // nullopt for other text
 
 struct ArmStats {
   std::string model;

@@ -1,5 +1,7 @@
 #include "llm/errors.h"
 
+#include "util/enum_text.h"
+
 namespace kevo::llm {
 
 namespace {
@@ -18,18 +20,21 @@ constexpr Tag kTags[] = {
 };
 }  // namespace
 
-const char* to_string(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::kTransient: return "transient";
-    case ErrorKind::kFatal: return "fatal";
-    case ErrorKind::kRefusal: return "refusal";
-    case ErrorKind::kBudget: return "budget";
-    case ErrorKind::kCancelled: return "cancelled";
-    case ErrorKind::kReplayMiss: return "replay-miss";
-    case ErrorKind::kOther: return "other";
-  }
-  return "other";
-}
+namespace {
+
+constexpr EnumText<ErrorKind> kErrorKindTexts[] = {
+    {ErrorKind::kTransient, "transient"},
+    {ErrorKind::kFatal, "fatal"},
+    {ErrorKind::kRefusal, "refusal"},
+    {ErrorKind::kBudget, "budget"},
+    {ErrorKind::kCancelled, "cancelled"},
+    {ErrorKind::kReplayMiss, "replay-miss"},
+    {ErrorKind::kOther, "other"},
+};
+
+}  // namespace
+
+const char* to_string(ErrorKind k) { return enum_text(kErrorKindTexts, k, "other"); }
 
 Error make_error(ErrorKind kind, std::string_view message) {
   for (const auto& t : kTags)

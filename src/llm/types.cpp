@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/enum_text.h"
+
 namespace kevo::llm {
 
 using nlohmann::json;
@@ -13,17 +15,20 @@ ChatRequest ChatRequest::user(std::string text, std::string system) {
   return r;
 }
 
-const char* to_string(FinishReason f) {
-  switch (f) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kRefusal: return "refusal";
-    case FinishReason::kContentFilter: return "content_filter";
-    case FinishReason::kToolUse: return "tool_use";
-    case FinishReason::kOther: return "other";
-  }
-  return "other";
-}
+namespace {
+
+constexpr EnumText<FinishReason> kFinishReasonTexts[] = {
+    {FinishReason::kStop, "stop"},
+    {FinishReason::kLength, "length"},
+    {FinishReason::kRefusal, "refusal"},
+    {FinishReason::kContentFilter, "content_filter"},
+    {FinishReason::kToolUse, "tool_use"},
+    {FinishReason::kOther, "other"},
+};
+
+}  // namespace
+
+const char* to_string(FinishReason f) { return enum_text(kFinishReasonTexts, f, "other"); }
 
 std::string response_to_json(const ChatResponse& r) {
   json j = {{"model", r.model},

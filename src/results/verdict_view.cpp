@@ -1,6 +1,7 @@
 #include "results/verdict_view.h"
 
 #include "results/stored_json.h"
+#include "util/enum_text.h"
 
 namespace kevo::results {
 
@@ -68,13 +69,15 @@ ConfigView config_of(const json& c) {
 
 }  // namespace
 
-const char* to_string(Against a) { return a == Against::kConsistency ? "consistency" : "oracle"; }
+namespace {
 
-std::optional<Against> parse_against(const std::string& s) {
-  if (s == "oracle") return Against::kOracle;
-  if (s == "consistency") return Against::kConsistency;
-  return std::nullopt;
-}
+constexpr EnumText<Against> kAgainstTexts[] = {{Against::kOracle, "oracle"}, {Against::kConsistency, "consistency"}};
+
+}  // namespace
+
+const char* to_string(Against a) { return enum_text(kAgainstTexts, a, "oracle"); }
+
+std::optional<Against> parse_against(std::string_view text) { return enum_parse(kAgainstTexts, text); }
 
 VerdictView verdict_view(const json& j) {
   VerdictView v;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ namespace kevo::results {
 // What a config's outputs were checked against (check/verdict.h CheckedAgainst).
 enum class Against { kOracle, kConsistency };
 const char* to_string(Against a);                            // "oracle", "consistency"
-std::optional<Against> parse_against(const std::string& s);  // nullopt for other text
+std::optional<Against> parse_against(std::string_view text);  // nullopt for other text
 
 struct ConfigView {
   std::string config;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <thread>
 
+#include "util/enum_text.h"
 #include "util/fd_passing.h"
 #include "util/json_fields.h"
 
@@ -22,16 +23,22 @@ namespace kevo {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+namespace {
+
+// KEVO_RUNNER_POOL's values; unset or empty is auto.
+constexpr EnumText<PoolMode> kPoolModeTexts[] = {{PoolMode::kOff, "off"},  {PoolMode::kUse, "use"},
+                                                 {PoolMode::kAuto, "auto"}, {PoolMode::kAuto, ""},
+                                                 {PoolMode::kOff, "0"},    {PoolMode::kOff, "no"}};
+
+}  // namespace
+
 PoolMode pool_mode() {
   const char* v = std::getenv("KEVO_RUNNER_POOL");
   const std::string s = v ? v : "";
-  if (s == "off" || s == "0" || s == "no") return PoolMode::kOff;
-  if (s == "use") return PoolMode::kUse;
-  if (!s.empty() && s != "auto") {
-    static const bool warned =
-        (spdlog::warn("KEVO_RUNNER_POOL={} is not off, use or auto; using auto", s), true);
-    (void)warned;
-  }
+  if (auto mode = enum_parse(kPoolModeTexts, s)) return *mode;
+  static const bool warned =
+      (spdlog::warn("KEVO_RUNNER_POOL={} is not off, use or auto; using auto", s), true);
+  (void)warned;
   return PoolMode::kAuto;
 }
 

@@ -1,7 +1,9 @@
 // One way for every enum to become text and back: a table of {value, text} pairs per enum, read by
 // enum_text (value to text) and enum_parse (text to value, nullopt for text the table lacks). A
 // value's first row is its text; later rows for the same value are other spellings parse accepts.
-// The texts are stored in run databases and JSON, so a table's first rows never change.
+// The texts are stored in run databases and JSON, so a table's first rows never change. A table
+// sits in its enum's .cpp, or in its header where other code names the choices in a message
+// (enum_unknown).
 //
 //   constexpr EnumText<Color> kColorTexts[] = {{Color::kRed, "red"}, {Color::kGreen, "green"}};
 //   const char* to_string(Color c) { return enum_text(kColorTexts, c); }
@@ -45,20 +47,22 @@ constexpr bool enum_first_row(const EnumText<E> (&table)[N], size_t i) {
   return true;
 }
 
-// Every value's text in table order, for messages: "a, b, c", or with last_sep " or ": "a, b or c".
+// Every value's text in table order, for messages: "a, b, c".
 template <typename E, size_t N>
-std::string enum_choices(const EnumText<E> (&table)[N], std::string_view last_sep = ", ") {
-  size_t total = 0;
-  for (size_t i = 0; i < N; ++i) total += enum_first_row(table, i);
+std::string enum_choices(const EnumText<E> (&table)[N]) {
   std::string out;
-  size_t shown = 0;
   for (size_t i = 0; i < N; ++i) {
     if (!enum_first_row(table, i)) continue;
-    if (shown) out += shown + 1 == total ? last_sep : std::string_view(", ");
+    if (!out.empty()) out += ", ";
     out += table[i].text;
-    ++shown;
   }
   return out;
+}
+
+// The message for text no row holds: "unknown WHAT 'TEXT' (a, b, c)".
+template <typename E, size_t N>
+std::string enum_unknown(const EnumText<E> (&table)[N], std::string_view what, std::string_view text) {
+  return "unknown " + std::string(what) + " '" + std::string(text) + "' (" + enum_choices(table) + ")";
 }
 
 }  // namespace kevo

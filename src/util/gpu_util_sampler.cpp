@@ -2,20 +2,26 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_text.h"
+
 namespace kevo {
 
-const char* to_string(GpuUtilCode c) {
-  switch (c) {
-    case GpuUtilCode::kOk: return "ok";
-    case GpuUtilCode::kLibraryMissing: return "library_missing";
-    case GpuUtilCode::kSymbolMissing: return "symbol_missing";
-    case GpuUtilCode::kInitFailed: return "init_failed";
-    case GpuUtilCode::kDeviceNotFound: return "device_not_found";
-    case GpuUtilCode::kNoGpus: return "no_gpus";
-    case GpuUtilCode::kQueryFailed: return "query_failed";
-  }
-  return "unknown";
-}
+namespace {
+
+// Logged and in `kevo doctor`: a value's text never changes.
+constexpr EnumText<GpuUtilCode> kGpuUtilCodeTexts[] = {
+    {GpuUtilCode::kOk, "ok"},
+    {GpuUtilCode::kLibraryMissing, "library_missing"},
+    {GpuUtilCode::kSymbolMissing, "symbol_missing"},
+    {GpuUtilCode::kInitFailed, "init_failed"},
+    {GpuUtilCode::kDeviceNotFound, "device_not_found"},
+    {GpuUtilCode::kNoGpus, "no_gpus"},
+    {GpuUtilCode::kQueryFailed, "query_failed"},
+};
+
+}  // namespace
+
+const char* to_string(GpuUtilCode c) { return enum_text(kGpuUtilCodeTexts, c, "unknown"); }
 
 GpuUtilSampler::GpuUtilSampler(std::unique_ptr<GpuUtilSource> source, std::chrono::milliseconds period)
     : source_(std::move(source)), available_(source_ != nullptr) {

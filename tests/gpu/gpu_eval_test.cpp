@@ -178,7 +178,7 @@ TEST_P(Kernel, GetsTheExpectedVerdict) {
   std::printf("VERDICT %s -> %s [%s] %s\n", k.file.c_str(), outcome.c_str(), reason.c_str(),
               j.value("message", "").substr(0, 300).c_str());
   // The verdict's codes, read back from its JSON text (harness_error and the like read as none).
-  EXPECT_EQ(kevo::outcome_from_name(outcome), k.expect)
+  EXPECT_EQ(kevo::parse_outcome(outcome), k.expect)
       << "expected " << kevo::outcome_name(k.expect) << ", got '" << outcome << "'\n" << raw;
   if (k.reason) {
     EXPECT_TRUE(k.accepts(reason)) << "expected reason '" << k.reason_text() << "'"

@@ -32,7 +32,7 @@ std::optional<KernelCase> read_case(const toml::table& k, size_t index, std::str
   const std::string where = fmt::format("kernel {} ('{}')", index + 1, c.file);
   const size_t errors_before = errors.size();
   if (c.file.empty() || c.task.empty()) errors += fmt::format("\n  {}: needs a file and a task", where);
-  if (auto o = outcome_from_name(expect)) c.expect = *o;
+  if (auto o = parse_outcome(expect)) c.expect = *o;
   else errors += fmt::format("\n  {}: unknown outcome '{}' (expect: pass, compile_error, incorrect, ...)", where, expect);
   if (!reason.empty()) {
     if (auto r = parse_reason(reason)) c.reason = *r, c.static_rule = static_rule_of(reason);

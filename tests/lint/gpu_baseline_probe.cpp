@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
         std::printf("ERROR %s %s\n", task->name.c_str(), f.error().message.c_str());
         ++bad;
       } else {
-        std::printf("CHECK %s %s (%.1f s) %s\n", task->name.c_str(), severity_name(f->severity), s,
+        std::printf("CHECK %s %s (%.1f s) %s\n", task->name.c_str(), to_string(f->severity), s,
                     f->message.substr(0, 600).c_str());
         if (f->severity == Severity::Fail) ++bad;
       }

@@ -158,7 +158,7 @@ TEST(VerdictRoundTrip, TimingFiguresMatchTheWriter) {
   EXPECT_DOUBLE_EQ(x.sol_fraction, 0.4);
   EXPECT_DOUBLE_EQ(r.sol_fraction(), 0.4);
   EXPECT_EQ(x.bound, "compute");
-  EXPECT_EQ(x.outside_clock["candidate"]["verdict"], outside_verdict_name(OutsideVerdict::Agree));
+  EXPECT_EQ(x.outside_clock["candidate"]["verdict"], to_string(OutsideVerdict::Agree));
   ASSERT_TRUE(x.pytorch);
   EXPECT_EQ(x.pytorch->eager_ms, 3.75);
   EXPECT_FALSE(x.pytorch->compile_ms);  // failed: no time

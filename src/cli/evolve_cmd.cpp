@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/evaluator.h"
+#include "cli/agent_mutator.h"
 #include "cli/commands.h"
 #include "cli/db_arg.h"
 #include "cli/evaluator_factory.h"
@@ -305,13 +306,17 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   auto plan = plan_evolve(a, cmd, **db);
   if (!plan) return evolve_fail(plan.error().message);
   const EvolveLaunch& launch = plan->launch;
-  auto lcfg = llm_config_of(launch.llm_toml, launch.overrides, launch.models, launch.llm_mode);
+  auto agents = models_are_agents(launch.models);
+  if (!agents) return evolve_fail(agents.error().message);
+  // An agent CLI brings its own model: no LLM configuration is read for it.
+  auto lcfg = *agents ? Result<llm::LlmConfig>(llm::LlmConfig{})
+                      : llm_config_of(launch.llm_toml, launch.overrides, launch.models, launch.llm_mode);
   if (!lcfg) return evolve_fail(lcfg.error().message);
   auto events = events_of(a);
   if (!events) return evolve_fail(events.error().message);
-  auto models = models_of(*lcfg, **db, plan->opts.seed, launch.verifier_model);
+  auto models = *agents ? Result<Models>(Models{}) : models_of(*lcfg, **db, plan->opts.seed, launch.verifier_model);
   if (!models) return evolve_fail(models.error().message);
-  if (auto ping = ping_models(*lcfg); !ping) return evolve_fail(ping.error().message, 3);
+  if (auto ping = *agents ? Status{} : ping_models(*lcfg); !ping) return evolve_fail(ping.error().message, 3);
   if (auto probed = probe_gpus(launch.pool, launch.fake_gpu); !probed) return evolve_fail(probed.error().message, 3);
   auto evaluator = make_evaluator_said(launch.fake_gpu, "kevo evolve");
   llm::Ensemble* ens = models->ensemble.get();
@@ -333,7 +338,14 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
   auto pool = pool_of(launch.pool, launch.fake_gpu, cmd, **db, task, dbpath, "kevo evolve");
   if (!pool) return evolve_fail(pool.error().message);
   auto gpu_util = gpu_util_of(launch.pool, launch.fake_gpu, "kevo evolve");
+  std::unique_ptr<evolve::EpisodeRunner> episodes;
+  if (*agents) {
+    auto m = agent_mutator(launch.models.front(), task, *evaluator, **db);
+    if (!m) return evolve_fail(m.error().message);
+    episodes = std::move(*m);
+  }
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
+  engine.set_episodes(episodes.get());
   engine.set_pool(pool->get());
   engine.set_verifier(models->verifier.get());
   engine.set_gpu_util(gpu_util.get());

@@ -5,7 +5,7 @@
 set -euo pipefail
 B=${1:-build}
 rm -rf .carry && mkdir -p .carry/bin .carry/tests/gpu .carry/tests/lint
-for f in kevo kevo-runner; do objcopy --strip-debug "$B/bin/$f" ".carry/bin/$f"; done
+for f in kevo kevo-runner kevo-mcp-bridge; do objcopy --strip-debug "$B/bin/$f" ".carry/bin/$f"; done
 for t in gpu_eval_test evolve_e2e_test device_data_test; do
   objcopy --strip-debug "$B/tests/gpu/$t" ".carry/tests/gpu/$t"
 done

@@ -106,6 +106,22 @@ async function clientLeavesMidEvaluation() {
   assert.equal(r.status, 'finished');
 }
 
+async function clientGivesUpOnALongEvaluation() {
+  // The SDK closes stdin, then sends SIGTERM after 2 s: the run is recorded at once, the call in
+  // flight recorded as abandoned.
+  const db = path.join(scratch, 'term.db');
+  const { client } = await stdioClient(db);
+  const pending = client.callTool({ name: 'evaluate', arguments: { source: kernel('pass time_ms=1.0 sleep_ms=5000') } }).catch(() => null);
+  await new Promise((r) => setTimeout(r, 300));
+  await client.close();
+  await pending;
+  const r = show(db, 1);
+  assert.equal(r.status, 'interrupted');
+  assert.equal(r.stop_reason, 'agent_shutdown');
+  assert.match(r.note, /1 call\(s\) in flight abandoned/);
+  assert.equal(r.candidates.length, 0);
+}
+
 async function streamableHttp() {
   const db = path.join(scratch, 'http.db');
   const server = spawn(kevo, ['mcp', 'softmax', '--fake-gpu', '--db', db, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -147,7 +163,8 @@ async function streamableHttp() {
 }
 
 (async () => {
-  const cases = { everyToolOverStdio, badInputsOverStdio, clientLeavesMidEvaluation, streamableHttp };
+  const cases = { everyToolOverStdio, badInputsOverStdio, clientLeavesMidEvaluation, clientGivesUpOnALongEvaluation,
+                  streamableHttp };
   let failed = 0;
   for (const [name, fn] of Object.entries(cases)) {
     const t0 = Date.now();

@@ -1,5 +1,5 @@
-// `kevo bench` (a suite through `kevo evolve` into one database, then the table), `kevo bench table`
-// (tables of finished runs, side by side) and `kevo report` (one self-contained HTML file).
+// `kevo bench` (a suite through `kevo evolve` into one database, then the table) and
+// `kevo bench table` (tables of finished runs, side by side).
 #include <unistd.h>
 
 #include <csignal>
@@ -22,7 +22,6 @@
 #include "llm/config.h"
 #include "util/enum_text.h"
 #include "llm/ensemble.h"
-#include "report/report.h"
 #include "results/table.h"
 #include "torch/torch_timing.h"
 #include "util/fs.h"
@@ -198,21 +197,6 @@ int table_cmd(const std::vector<std::string>& sources, const std::string& out_di
   return 0;
 }
 
-int report_cmd(const std::vector<std::string>& sources, const std::string& out, const std::string& title) {
-  auto advise = [](const std::string& verdict) { return evolve::profile_advice(verdict).diagnosis; };
-  auto data = report::load_report_data(sources, advise);
-  if (!data) {
-    std::fprintf(stderr, "kevo report: %s\n", data.error().message.c_str());
-    return 2;
-  }
-  if (auto st = write_file_atomic(out, report::render_html(*data, title)); !st) {
-    std::fprintf(stderr, "kevo report: %s\n", st.error().message.c_str());
-    return 2;
-  }
-  std::printf("wrote %s (%zu table(s))\n", out.c_str(), data->size());
-  return 0;
-}
-
 }  // namespace
 
 void register_bench(CLI::App& app, int& exit_code) {
@@ -257,16 +241,6 @@ void register_bench(CLI::App& app, int& exit_code) {
     exit_code = run_bench_cmd(*a, cmd);
   });
 
-  auto* rep = app.add_subcommand("report", "One self-contained HTML report of run databases or bench results");
-  struct ReportArgs {
-    std::vector<std::string> sources;
-    std::string out = "report.html", title = "kevo report";
-  };
-  auto ra = std::make_shared<ReportArgs>();
-  rep->add_option("sources", ra->sources, "Run databases, bench JSON files or --out folders")->required();
-  rep->add_option("-o,--out", ra->out, "Output file (default report.html)");
-  rep->add_option("--title", ra->title, "Title of the report");
-  rep->callback([ra, &exit_code] { exit_code = report_cmd(ra->sources, ra->out, ra->title); });
 }
 
 }  // namespace kevo::cli

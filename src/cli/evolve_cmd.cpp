@@ -372,7 +372,9 @@ void register_evolve(CLI::App& app, int& exit_code) {
   for (const auto& n : evolve::preset_names()) presets += (presets.empty() ? "" : ", ") + n;
   cmd->add_option("task", a->task, "Task directory or bundled task name");
   cmd->add_option("--strategy", a->strategy, "Preset: " + presets);
-  cmd->add_option("--model", a->models, "Model spec (repeat for an ensemble); none: offline tuning");
+  cmd->add_option("--model", a->models,
+                  "Model spec (repeat for an ensemble); an agent CLI (claude-code:MODEL, codex:MODEL, "
+                  "command:TEMPLATE) makes each proposal an episode of it (docs/AGENTS.md); none: offline tuning");
   cmd->add_option("--budget-candidates", a->budget_candidates, "Candidates to complete (default 45)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--budget-calls", a->budget_calls, "LLM calls")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));

@@ -30,7 +30,7 @@ const std::map<std::string, std::vector<std::string>>& examples() {
                   "kevo worker --db runs.db --gpus 1 --idle-exit 60      # a second process on one host"}},
       {"translate", {"kevo translate 19_relu --model openai:gpt-4.1"}},
       {"runs", {"kevo runs", "kevo runs --db runs.db"}},
-      {"mcp", {"claude mcp add kevo -- kevo mcp softmax          # Claude Code starts it over stdio",
+      {"mcp", {"kevo mcp softmax                              # stdio: claude mcp add kevo -- kevo mcp softmax",
                "kevo mcp softmax --http 127.0.0.1:8765          # Streamable HTTP, one run per session",
                "kevo mcp softmax --fake-gpu --max-evals 10      # a dry run on // fake: markers"}},
       {"show", {"kevo show 7", "kevo show 7 --candidate 12 --json"}},

@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
   kevo::cli::register_export(app, exit_code);
   kevo::cli::register_translate(app, exit_code);
   kevo::cli::register_interop(app, exit_code);
+  kevo::cli::register_export_torch(app, exit_code);
   kevo::cli::register_task(app, exit_code);
   kevo::cli::register_bench(app, exit_code);
+  kevo::cli::register_report(app, exit_code);
   kevo::cli::register_worker(app, exit_code);
   kevo::cli::register_serve(app, exit_code);
   kevo::cli::register_runners(app, exit_code);

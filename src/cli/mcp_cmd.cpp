@@ -132,7 +132,11 @@ void add_budget_options(CLI::App* cmd, agent::SessionBudgets& b) {
 }  // namespace
 
 void register_mcp(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("mcp", "Serve kevo's checker to coding agents over the Model Context Protocol");
+  auto* cmd = app.add_subcommand(
+      "mcp",
+      "Serve kevo's checker to coding agents over the Model Context Protocol (docs/AGENTS.md).\n"
+      "Exit codes: 0 the client left or the server was stopped, 1 the session could not start (the baseline\n"
+      "failed, the database), 2 bad arguments, 3 the HTTP address could not be bound.");
   auto a = std::make_shared<McpArgs>();
   cmd->add_option("task", a->task, "Task directory, task.toml, or bundled task name")->required();
   cmd->add_option("--db", a->db, "Run database: a SQLite file or a postgresql:// URL (default $KEVO_DB or "
@@ -145,10 +149,6 @@ void register_mcp(CLI::App& app, int& exit_code) {
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session of an evaluation (default 1)");
   cmd->add_option("--verify-time-budget", a->verify_time_budget, "Seconds per timing session of a submission (default 4)");
   add_budget_options(cmd, a->budgets);
-  cmd->footer(
-      "Exit status: 0 the client left or the server was stopped; 1 the session could not start (baseline failed, "
-      "database); 2 usage; 3 the HTTP address could not be bound.\nSee docs/AGENTS.md for Claude Code, Codex and "
-      "other clients.");
   cmd->callback([a, &exit_code] { exit_code = run_mcp(*a); });
 }
 

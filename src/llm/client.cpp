@@ -152,6 +152,7 @@ class ProviderClient final : public LlmClient {
     r.max_tokens = req.max_tokens.value_or(o.max_tokens.value_or(16384));
     r.reasoning_effort = req.reasoning_effort ? req.reasoning_effort : o.reasoning_effort;
     r.thinking_budget = req.thinking_budget ? req.thinking_budget : o.thinking_budget;
+    r.tools = req.tools;
     if (r.messages.empty())
       return make_error(ErrorKind::kFatal, spec_.text + ": a request needs at least one message");
     return spec_.provider.protocol == Protocol::kAnthropic ? anthropic_request(spec_, r)

@@ -26,7 +26,13 @@ struct ResolvedRequest {
   int max_tokens = 16384;
   std::optional<std::string> reasoning_effort;
   std::optional<int> thinking_budget;
+  std::vector<ToolDef> tools;
 };
+
+// A tool call's JSON text as an object, or null when it is not one (a malformed call).
+nlohmann::json tool_arguments(const std::string& text);
+// A tool's schema text as JSON; an object with no properties when it does not parse.
+nlohmann::json tool_schema(const std::string& text);
 
 struct WireRequest {
   std::string url;

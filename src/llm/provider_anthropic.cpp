@@ -1,6 +1,7 @@
 // Anthropic's Messages API (POST {base}/messages, anthropic-version 2023-06-01).
 #include "llm/errors.h"
 #include "llm/protocol.h"
+#include "llm/tool_wire.h"
 
 namespace kevo::llm {
 
@@ -8,10 +9,9 @@ using nlohmann::json;
 
 Result<WireRequest> anthropic_request(const ModelSpec& spec, const ResolvedRequest& r) {
   json messages = json::array();
-  for (const auto& m : r.messages)
-    messages.push_back(
-        {{"role", m.role == Role::kUser ? "user" : "assistant"}, {"content", m.content}});
+  for (const auto& m : r.messages) messages.push_back(anthropic_message(m));
   json body = {{"model", spec.model}, {"messages", messages}, {"max_tokens", r.max_tokens}};
+  if (!r.tools.empty()) body["tools"] = anthropic_tools(r.tools);
   if (!r.system.empty()) body["system"] = r.system;
   std::optional<int> budget = r.thinking_budget;
   if (!budget && r.reasoning_effort) {
@@ -64,6 +64,7 @@ Result<ChatResponse> anthropic_parse(const std::string& body) {
     const std::string type = json_str(block, "type");
     if (type == "text") r.text += json_str(block, "text");
     else if (type == "thinking") r.thinking += json_str(block, "thinking");
+    else if (type == "tool_use") r.tool_calls.push_back(anthropic_tool_call(block));
   }
   if (auto it = j.find("stop_reason"); it != j.end() && it->is_string())
     r.raw_finish = it->get<std::string>();
@@ -73,7 +74,7 @@ Result<ChatResponse> anthropic_parse(const std::string& body) {
              : f == "refusal"  ? FinishReason::kRefusal
              : f == "tool_use" ? FinishReason::kToolUse
                                : FinishReason::kOther;
-  if (r.text.empty() && r.finish == FinishReason::kStop && r.thinking.empty())
+  if (r.text.empty() && r.finish == FinishReason::kStop && r.thinking.empty() && r.tool_calls.empty())
     return fail("the answer has no text");
   if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
     // input_tokens excludes cache reads and writes; kevo's input_tokens counts them all.

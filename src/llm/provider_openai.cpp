@@ -2,6 +2,7 @@
 // DeepSeek, OpenRouter, vLLM, SGLang, llama.cpp server and ollama.
 #include "llm/errors.h"
 #include "llm/protocol.h"
+#include "llm/tool_wire.h"
 
 namespace kevo::llm {
 
@@ -51,10 +52,9 @@ ErrorBody parse_error_body(const std::string& body) {
 Result<WireRequest> openai_request(const ModelSpec& spec, const ResolvedRequest& r) {
   json messages = json::array();
   if (!r.system.empty()) messages.push_back({{"role", "system"}, {"content", r.system}});
-  for (const auto& m : r.messages)
-    messages.push_back(
-        {{"role", m.role == Role::kUser ? "user" : "assistant"}, {"content", m.content}});
+  for (const auto& m : r.messages) openai_append_message(messages, m);
   json body = {{"model", spec.model}, {"messages", messages}};
+  if (!r.tools.empty()) body["tools"] = openai_tools(r.tools);
   body[spec.provider.max_tokens_field] = r.max_tokens;
   if (r.temperature) body["temperature"] = *r.temperature;
   if (spec.provider.name == "openrouter") {
@@ -90,6 +90,7 @@ Result<ChatResponse> openai_parse(const std::string& body) {
   if (msg == c.end() || !msg->is_object()) return fail("the answer's first choice has no message");
   ChatResponse r;
   if (auto it = msg->find("content"); it != msg->end() && it->is_string()) r.text = it->get<std::string>();
+  r.tool_calls = openai_tool_calls(*msg);
   // DeepSeek and vLLM reasoning parsers return "reasoning_content"; OpenRouter "reasoning".
   for (const char* k : {"reasoning_content", "reasoning"})
     if (auto it = msg->find(k); it != msg->end() && it->is_string() && r.thinking.empty())

@@ -44,6 +44,12 @@ std::string response_to_json(const ChatResponse& r) {
             {"usage_estimated", r.usage_estimated},
             {"latency_s", r.latency_s},
             {"request_id", r.request_id}};
+  if (!r.tool_calls.empty()) {
+    json calls = json::array();
+    for (const auto& c : r.tool_calls)
+      calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}, {"valid", c.arguments_valid}});
+    j["tool_calls"] = calls;
+  }
   return j.dump();
 }
 
@@ -64,6 +70,9 @@ bool response_from_json(const std::string& text, ChatResponse& out) {
     out.usage_estimated = j.value("usage_estimated", false);
     out.latency_s = j.at("latency_s").get<double>();
     out.request_id = j.at("request_id").get<std::string>();
+    for (const auto& c : j.value("tool_calls", json::array()))
+      out.tool_calls.push_back({c.at("id").get<std::string>(), c.at("name").get<std::string>(),
+                                c.at("arguments").get<std::string>(), c.value("valid", true)});
   } catch (const json::exception&) {
     return false;  // a row from an incompatible version: treated as a miss
   }

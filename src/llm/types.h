@@ -10,9 +10,32 @@ namespace kevo::llm {
 
 enum class Role { kUser, kAssistant };
 
+// A tool a model may call (both providers take these): its name, what it does, and the JSON Schema
+// of its arguments object, as JSON text.
+struct ToolDef {
+  std::string name, description, parameters_json = R"({"type":"object","properties":{}})";
+};
+
+// A call the model made. `arguments` is the JSON text it sent; `arguments_valid` is false when that
+// is not a JSON object (the caller answers with a tool error the model sees).
+struct ToolCall {
+  std::string id, name, arguments = "{}";
+  bool arguments_valid = true;
+};
+
+// The answer to one call, sent back in the next user turn.
+struct ToolResultBlock {
+  std::string call_id, content;
+  bool is_error = false;
+};
+
+// One turn. An assistant turn may carry the calls it made (with or without text); a user turn may
+// carry the results of the previous turn's calls (with or without text).
 struct Message {
   Role role = Role::kUser;
   std::string content;
+  std::vector<ToolCall> tool_calls;
+  std::vector<ToolResultBlock> tool_results;
 };
 
 // Unset optionals fall back to the configured defaults for the model (see config.h), and then to
@@ -24,6 +47,7 @@ struct ChatRequest {
   std::optional<int> max_tokens;
   std::optional<std::string> reasoning_effort;  // OpenAI-style: "minimal", "low", "medium", "high"
   std::optional<int> thinking_budget;           // Anthropic extended thinking, in tokens
+  std::vector<ToolDef> tools;                   // none: a plain answer
   // Part of the cache key: lets a caller ask the same prompt again and get a fresh sample.
   std::string cache_tag;
 
@@ -45,6 +69,7 @@ struct ChatResponse {
   std::string model;  // the spec it came from, e.g. "anthropic:claude-sonnet-4-5"
   std::string text;   // the answer's visible text
   std::string thinking;  // reasoning text when the provider returns it
+  std::vector<ToolCall> tool_calls;  // several where the provider allows (finish kToolUse)
   FinishReason finish = FinishReason::kStop;
   std::string raw_finish;  // the provider's own word for it ("end_turn", "length", ...)
   Usage usage;

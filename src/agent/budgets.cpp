@@ -2,19 +2,22 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_text.h"
+
 namespace kevo::agent {
 
-const char* budget_name(Budget b) {
-  switch (b) {
-    case Budget::kEvaluations: return "evaluations";
-    case Budget::kGpuSeconds: return "gpu_seconds";
-    case Budget::kWallTime: return "wall_seconds";
-    case Budget::kParallel: return "parallel";
-    case Budget::kSubmissions: return "submissions";
-    case Budget::kCompiles: return "compiles";
-  }
-  return "unknown";
-}
+namespace {
+
+// The budgets' names, as tool errors and a run's configuration show them.
+constexpr EnumText<Budget> kBudgetTexts[] = {
+    {Budget::kEvaluations, "evaluations"}, {Budget::kGpuSeconds, "gpu_seconds"},
+    {Budget::kWallTime, "wall_seconds"},   {Budget::kParallel, "parallel"},
+    {Budget::kSubmissions, "submissions"}, {Budget::kCompiles, "compiles"},
+};
+
+}  // namespace
+
+const char* budget_name(Budget b) { return enum_text(kBudgetTexts, b, "unknown"); }
 
 nlohmann::json SessionBudgets::to_json() const {
   return {{"evaluations", evaluations}, {"gpu_seconds", gpu_seconds}, {"wall_seconds", wall_seconds},

@@ -118,7 +118,7 @@ class KernelSession {
   int64_t passing_attempt_of(const std::string& source) const;
   ToolResultOr<nlohmann::json> verify(int64_t candidate, const std::string& source);
   Result<evolve::EpisodeResult> check(const std::string& source, evolve::EpisodeCall call, const std::string& name,
-                                      const std::string& idea, bool* recorded);
+                                      const std::string& idea);
   Result<evolve::EpisodeResult> check_here(const std::string& source, evolve::EpisodeCall call,
                                            const std::string& name, const std::string& idea);
   ToolResultOr<nlohmann::json> episode_answer(int64_t candidate);

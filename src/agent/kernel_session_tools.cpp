@@ -15,11 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kHeldOutFailed =
-    "The kernel is correct on the shapes it was evaluated on, but the checker also runs it on other shapes of "
-    "the same form, which are not shown, and there it failed. Make it correct for every size: sizes that are "
-    "not multiples of the block size, dimensions of size 1, large sizes, every loop bound and tail.";
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -40,7 +35,7 @@ ToolResultOr<json> KernelSession::compile(const std::string& source) {
   if (auto e = check_source(source)) return *e;
   const CallKind kind{.compile = true};
   if (auto e = reserve(kind)) return *e;
-  auto r = check(source, evolve::EpisodeCall::kCompile, "", "", nullptr);
+  auto r = check(source, evolve::EpisodeCall::kCompile, "", "");
   release(kind, 0);
   if (!r) return ToolError{r.error().message, std::nullopt};
   return compile_view(r->verdict, task_, private_paths());
@@ -49,7 +44,7 @@ ToolResultOr<json> KernelSession::compile(const std::string& source) {
 // Where a kernel is checked: by the search that owns this episode (through its broker), or here,
 // recorded in the session's own run.
 Result<evolve::EpisodeResult> KernelSession::check(const std::string& source, evolve::EpisodeCall call,
-                                                   const std::string& name, const std::string& idea, bool*) {
+                                                   const std::string& name, const std::string& idea) {
   if (!opts_.broker) return check_here(source, call, name, idea);
   evolve::EpisodeRequest q{call, source, name, idea, opts_.parents, opts_.model};
   {
@@ -99,7 +94,7 @@ ToolResultOr<Attempt> KernelSession::run_checker(const std::string& source, cons
     std::chrono::steady_clock::time_point t0;
     ~Release() { s->release(kind, seconds_since(t0)); }
   } release_at_end{this, kind, t0};
-  auto r = check(source, profile ? evolve::EpisodeCall::kProfile : evolve::EpisodeCall::kEvaluate, name, idea, nullptr);
+  auto r = check(source, profile ? evolve::EpisodeCall::kProfile : evolve::EpisodeCall::kEvaluate, name, idea);
   if (!r) return ToolError{r.error().message, std::nullopt};
   const Verdict& v = r->verdict;
   Attempt a{r->candidate, 0, tool, source, name, kevo::stored_outcome(v.outcome)};
@@ -224,7 +219,7 @@ ToolResultOr<json> KernelSession::verify(int64_t candidate, const std::string& s
   json out = {{"candidate", candidate}, {"verified", pass}, {"winner", winner}, {"outcome", outcome_name(v.outcome)},
               {"reason", v.reason_text()}};
   if (pass) out["speedup"] = speedup, out["speedup_ci"] = attempt["speedup_ci"];
-  if (!pass) out["message"] = v.outcome == Outcome::Incorrect ? kHeldOutFailed : scrub_text(v.message, task_, private_paths());
+  if (!pass) out["message"] = v.outcome == Outcome::Incorrect ? evolve::held_out_failure_text() : scrub_text(v.message, task_, private_paths());
   if (pass && !winner) out["message"] = "correct on held-out shapes, but not faster than the baseline beyond noise";
   return out;
 }
@@ -234,7 +229,7 @@ ToolResultOr<json> KernelSession::verify(int64_t candidate, const std::string& s
 json KernelSession::shown_verification() const {
   json out = json::array();
   for (json a : verification_) {
-    a["message"] = a.value("outcome", "") == "incorrect" ? kHeldOutFailed : scrub_text(a.value("message", ""), task_, private_paths());
+    a["message"] = a.value("outcome", "") == "incorrect" ? evolve::held_out_failure_text() : scrub_text(a.value("message", ""), task_, private_paths());
     out.push_back(std::move(a));
   }
   return out;

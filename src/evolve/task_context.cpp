@@ -129,4 +129,11 @@ std::string scrub_held_out(std::string text, const Task& task) {
   return text;
 }
 
+const char* held_out_failure_text() {
+  return "The kernel is correct on the shapes listed above, but the checker also runs it on other shapes "
+         "of the same form, which are not shown, and there it produced wrong results. Make it correct for "
+         "every size: sizes that are not multiples of the block size, dimensions of size 1, large sizes "
+         "(64-bit indexing), every loop bound and tail.";
+}
+
 }  // namespace kevo::evolve

@@ -43,4 +43,8 @@ ProfileAdvice profile_advice(const std::string& verdict_json);
 // mismatch line). Evolution evaluates visible configs only, so this is a second line of defence.
 std::string scrub_held_out(std::string text, const Task& task);
 
+// What a model or agent is told of a kernel that failed on the held-out shapes: that it did, and
+// what to look at, never which shapes.
+const char* held_out_failure_text();
+
 }  // namespace kevo::evolve

@@ -42,12 +42,6 @@ std::string first_mismatch(const Verdict& v) {
   return v.message;
 }
 
-constexpr const char* kHeldOutFeedback =
-    "The kernel is correct on the shapes listed above, but the checker also runs it on other shapes "
-    "of the same form, which are not shown, and there it produced wrong results. Make it correct for "
-    "every size: sizes that are not multiples of the block size, dimensions of size 1, large sizes "
-    "(64-bit indexing), every loop bound and tail.";
-
 // What goes back to the model for a failed verdict (held-out names scrubbed, trimmed).
 std::string feedback_of(const Verdict& v, const Task& task) {
   std::string f;
@@ -216,7 +210,7 @@ RoundResult Translation::check(const std::string& code, int round) {
       rr.passed = true;
     } else {
       rr.row.message = "held-out: " + hv.message;
-      rr.feedback = kHeldOutFeedback;
+      rr.feedback = held_out_failure_text();
     }
   } else {
     rr.row = candidate_row(v, code);

@@ -64,6 +64,10 @@ class PgRunDb final : public RunDb {
   Result<std::string> put_blob(const std::string& bytes) override;
   Result<std::optional<std::string>> blob(const std::string& sha256) override;
 
+  Result<int> add_archive(std::vector<ArchiveRow>& rows) override;
+  Result<std::vector<ArchiveRow>> archive(bool with_text = true) override;
+  Result<ArchiveRow> archive_entry(int64_t id) override;
+
  private:
   PgRunDb(std::unique_ptr<detail::PgSession> s, bool read_only);
   // pg_schema.cpp

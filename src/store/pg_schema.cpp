@@ -15,7 +15,8 @@ using detail::str;
 
 // kevo's tables in a PostgreSQL database (the LLM answer cache stays in a local file).
 const std::set<std::string> kKevoTables = {"kevo_meta", "runs",        "candidates", "llm_calls",
-                                           "events",    "run_resumes", "jobs",       "blobs"};
+                                           "events",    "run_resumes", "jobs",       "blobs",
+                                           "archive"};
 
 // Writers that open the same database at once take turns on this lock (transaction-scoped).
 constexpr int64_t kMigrationLock = kApplicationId;
@@ -74,12 +75,26 @@ CREATE INDEX IF NOT EXISTS run_resumes_run ON run_resumes(run_id);
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);
 )sql";
 
+// Version 4: the kernel archive (archive_row.h), kept across runs.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE IF NOT EXISTS archive (
+  id BIGSERIAL PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+  task TEXT NOT NULL, gpu TEXT NOT NULL, arch TEXT NOT NULL, config TEXT NOT NULL, features TEXT NOT NULL,
+  name TEXT NOT NULL, rationale TEXT NOT NULL, source TEXT NOT NULL, diff TEXT NOT NULL,
+  run_id BIGINT NOT NULL, candidate_id BIGINT NOT NULL, parent_id BIGINT NOT NULL,
+  speedup DOUBLE PRECISION NOT NULL, speedup_lo DOUBLE PRECISION NOT NULL, speedup_hi DOUBLE PRECISION NOT NULL,
+  time_ms DOUBLE PRECISION NOT NULL, baseline_ms DOUBLE PRECISION NOT NULL, sol_before DOUBLE PRECISION NOT NULL,
+  sol_after DOUBLE PRECISION NOT NULL, held_out TEXT NOT NULL, fake BOOLEAN NOT NULL, origin TEXT NOT NULL,
+  created_at DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS archive_task ON archive(task);
+)sql";
+
 // The steps from one schema version to the next: those above the database's version run in order.
 struct Step {
   int to;
   const char* sql;
 };
-const Step kSteps[] = {{3, kSchemaV3}};
+const Step kSteps[] = {{3, kSchemaV3}, {4, kSchemaV4}};
 
 // What the database says about itself.
 struct Identity {

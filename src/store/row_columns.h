@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/archive_row.h"
 #include "store/records.h"
 
 namespace kevo::store::detail {
@@ -21,6 +22,22 @@ inline constexpr const char* kCandidateColumns =
 inline constexpr const char* kRunColumns =
     "id, created_at, updated_at, task, task_dir, strategy, config, status, stop_reason, "
     "best_candidate, best_speedup, baseline, final, note";
+
+// The archive's columns after id, in the order add_archive binds them.
+inline constexpr const char* kArchiveInsertColumns =
+    "fingerprint, kind, task, gpu, arch, config, features, name, rationale, source, diff, run_id, "
+    "candidate_id, parent_id, speedup, speedup_lo, speedup_hi, time_ms, baseline_ms, sol_before, "
+    "sol_after, held_out, fake, origin, created_at";
+inline constexpr int kArchiveInsertCount = 25;
+// Read back: every column, or (light) the large texts left empty.
+inline constexpr const char* kArchiveColumns =
+    "id, fingerprint, kind, task, gpu, arch, config, features, name, rationale, source, diff, run_id, "
+    "candidate_id, parent_id, speedup, speedup_lo, speedup_hi, time_ms, baseline_ms, sol_before, "
+    "sol_after, held_out, fake, origin, created_at";
+inline constexpr const char* kArchiveLightColumns =
+    "id, fingerprint, kind, task, gpu, arch, config, features, name, '', '', '', run_id, "
+    "candidate_id, parent_id, speedup, speedup_lo, speedup_hi, time_ms, baseline_ms, sol_before, "
+    "sol_after, held_out, fake, origin, created_at";
 
 // A candidate's parents as stored: a JSON array of ids.
 inline std::string ids_json(const std::vector<int64_t>& v) { return nlohmann::json(v).dump(); }
@@ -64,6 +81,40 @@ CandidateRow read_candidate_columns(Cursor c) {
   r.speedup_hi = c.real();
   r.time_ms = c.real();
   r.accepted = c.flag();
+  r.created_at = c.real();
+  return r;
+}
+
+template <class Cursor>
+ArchiveRow read_archive_columns(Cursor c) {
+  ArchiveRow r;
+  r.id = c.int64();
+  r.fingerprint = c.text();
+  // Text a newer kevo wrote reads as an improvement that was not checked: never shown as verified.
+  auto kind = parse_archive_kind(c.text());
+  r.kind = kind.value_or(ArchiveKind::kImprovement);
+  r.task = c.text();
+  r.gpu = c.text();
+  r.arch = c.text();
+  r.config = c.text();
+  r.features_json = c.text();
+  r.name = c.text();
+  r.rationale = c.text();
+  r.source = c.text();
+  r.diff = c.text();
+  r.run_id = c.int64();
+  r.candidate_id = c.int64();
+  r.parent_id = c.int64();
+  r.speedup = c.real();
+  r.speedup_lo = c.real();
+  r.speedup_hi = c.real();
+  r.time_ms = c.real();
+  r.baseline_ms = c.real();
+  r.sol_before = c.real();
+  r.sol_after = c.real();
+  r.held_out = parse_held_out(c.text()).value_or(HeldOut::kFailed);  // unknown text: never shown
+  r.fake = c.flag();
+  r.origin = c.text();
   r.created_at = c.real();
   return r;
 }

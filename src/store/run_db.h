@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "store/archive_row.h"
 #include "store/records.h"
 #include "util/result.h"
 
@@ -30,7 +31,8 @@ namespace kevo::store {
 
 // Bumped on every schema change; an older database is migrated (by writers only), a newer one is
 // refused. 2: application_id set, run_resumes added. 3: jobs and blobs (the evaluation queue).
-inline constexpr int kSchemaVersion = 3;
+// 4: archive (the kernel archive, kept across runs).
+inline constexpr int kSchemaVersion = 4;
 
 // kevo's SQLite files say so in their header (PRAGMA application_id): "kevo" in ASCII.
 inline constexpr int32_t kApplicationId = 0x6b65766f;
@@ -120,6 +122,16 @@ class RunDb {
   // Stores bytes under their SHA-256 (hex, lowercase; util/hash.h); a second put is a no-op.
   virtual Result<std::string> put_blob(const std::string& bytes) = 0;
   virtual Result<std::optional<std::string>> blob(const std::string& sha256) = 0;
+
+  // --- The kernel archive (archive_row.h): winners and notable improvements, kept across runs ---
+  // Adds the entries in one transaction, all or none; an entry whose fingerprint is archived
+  // already (or earlier in `rows`) is skipped with id 0. Sets each added entry's id; returns how
+  // many were added.
+  virtual Result<int> add_archive(std::vector<ArchiveRow>& rows) = 0;
+  // Every entry in id order. with_text false leaves source, diff and rationale empty: what
+  // retrieval scores, the features of many entries without their kernels.
+  virtual Result<std::vector<ArchiveRow>> archive(bool with_text = true) = 0;
+  virtual Result<ArchiveRow> archive_entry(int64_t id) = 0;
 
  protected:
   RunDb() = default;

@@ -62,6 +62,10 @@ class SqliteRunDb final : public RunDb {
   Result<std::string> put_blob(const std::string& bytes) override;
   Result<std::optional<std::string>> blob(const std::string& sha256) override;
 
+  Result<int> add_archive(std::vector<ArchiveRow>& rows) override;
+  Result<std::vector<ArchiveRow>> archive(bool with_text = true) override;
+  Result<ArchiveRow> archive_entry(int64_t id) override;
+
  private:
   SqliteRunDb(sqlite3* db, std::filesystem::path p, bool read_only)
       : db_(db), path_(std::move(p)), read_only_(read_only) {}

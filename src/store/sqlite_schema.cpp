@@ -18,7 +18,8 @@ constexpr int kBusyTimeoutMs = 30000;
 
 // Every table a kevo version has created in a run database (llm_cache: the LLM answer cache).
 const std::set<std::string> kKevoTables = {"runs",        "candidates", "llm_calls", "events",
-                                           "run_resumes", "llm_cache",  "jobs",      "blobs"};
+                                           "run_resumes", "llm_cache",  "jobs",      "blobs",
+                                           "archive"};
 
 // The whole schema; every statement is idempotent, so an older file gains what it lacks.
 constexpr const char* kSchema = R"sql(
@@ -63,6 +64,15 @@ CREATE TABLE IF NOT EXISTS jobs (
   finished_at REAL NOT NULL DEFAULT 0,
   UNIQUE (run_id, seq));
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, bytes BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS archive (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+  task TEXT NOT NULL, gpu TEXT NOT NULL, arch TEXT NOT NULL, config TEXT NOT NULL, features TEXT NOT NULL,
+  name TEXT NOT NULL, rationale TEXT NOT NULL, source TEXT NOT NULL, diff TEXT NOT NULL,
+  run_id INTEGER NOT NULL, candidate_id INTEGER NOT NULL, parent_id INTEGER NOT NULL,
+  speedup REAL NOT NULL, speedup_lo REAL NOT NULL, speedup_hi REAL NOT NULL, time_ms REAL NOT NULL,
+  baseline_ms REAL NOT NULL, sol_before REAL NOT NULL, sol_after REAL NOT NULL, held_out TEXT NOT NULL,
+  fake INTEGER NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS archive_task ON archive(task);
 CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id, seq);
 CREATE INDEX IF NOT EXISTS candidates_outcome ON candidates(run_id, outcome);
 CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id);

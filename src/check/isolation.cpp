@@ -17,6 +17,7 @@ std::string Isolation::describe() const {
   s += landlock_abi > 0 ? fmt::format(", Landlock ABI {}{}", landlock_abi, landlock_scoped ? " (scoped)" : "")
                         : ", no Landlock";
   s += seccomp ? ", seccomp" : ", no seccomp";
+  if (proc_private) s += ", private /proc";
   if (outside_checked) s += "; ids and seccomp confirmed from outside";
   if (!error.empty()) s += "; " + error;
   return s;
@@ -31,6 +32,7 @@ nlohmann::json Isolation::to_json() const {
                    {"seccomp", seccomp},
                    {"undumpable", undumpable},
                    {"outside_checked", outside_checked},
+                   {"proc_private", proc_private},
                    {"weak", weak()}};
   if (!error.empty()) j["error"] = error;
   return j;
@@ -47,6 +49,7 @@ Isolation Isolation::from_json(const nlohmann::json& j) {
   i.seccomp = j.value("seccomp", false);
   i.undumpable = j.value("undumpable", false);
   i.outside_checked = j.value("outside_checked", false);
+  i.proc_private = j.value("proc_private", false);
   i.error = j.value("error", std::string());
   return i;
 }
@@ -73,10 +76,26 @@ int proc_threads(int pid) {
   return c ? c->threads : -1;
 }
 
+int proc_hidden(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/mountinfo");
+  if (!in) return -1;
+  int hidden = 0;  // the last procfs on /proc is the one its paths reach
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, point;
+    f >> id >> parent >> dev >> root >> point;
+    const size_t dash = line.find(" - proc ");
+    if (point == "/proc" && dash != std::string::npos) hidden = line.find("hidepid=invisible", dash) != std::string::npos;
+  }
+  return hidden;
+}
+
 Result<Isolation> confirm_isolation(const proto::Isolation& r, int pid) {
   Isolation i{r.uid, r.identity_dropped, r.uid == static_cast<int>(geteuid()), r.landlock_abi, r.landlock_scoped,
-              r.seccomp, r.undumpable, false, r.error};
+              r.seccomp, r.undumpable, false, r.error, r.proc_private};
   if (pid <= 0) return i;
+  if (r.proc_private && proc_hidden(pid) == 0)
+    return fail("the candidate's runner reports a private /proc, but /proc/{}/mountinfo shows none", pid);
   auto c = read_proc_confinement(pid);
   if (!c) return i;  // gone already: its death is the evaluation's to report
   for (int u : c->uid)

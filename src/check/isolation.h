@@ -24,6 +24,7 @@ struct Isolation {
   bool undumpable = false;
   bool outside_checked = false;  // the ids, no_new_privs and seccomp mode confirmed from /proc
   std::string error;             // what the runner could not set up
+  bool proc_private = false;     // its /proc listed no other process (confirmed from its mountinfo)
 
   // Root kept (every process's /proc entries, files and signals within reach) or no seccomp filter
   // (sockets, processes, timers).
@@ -47,8 +48,13 @@ Result<ProcConfinement> read_proc_confinement(int pid);
 // candidate's runner says of its own threads is the candidate's to forge; this is not.
 int proc_threads(int pid);
 
+// Whether process `pid`'s /proc is a private hidepid=invisible one (runner/private_proc.h): 1 yes,
+// 0 no, -1 its mountinfo cannot be read from here.
+int proc_hidden(int pid);
+
 // The runner's report checked against its process as seen from outside (`pid`; <= 0: not known,
 // nothing confirmed). An error when the two disagree (the report is not the process's state).
+// A private /proc is confirmed from /proc/<pid>/mountinfo where this process may read it.
 Result<Isolation> confirm_isolation(const proto::Isolation& reported, int pid);
 
 }  // namespace kevo

@@ -90,9 +90,12 @@ void register_runners(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 600000));
   auto runner = std::make_shared<std::string>();
   serve->add_option("--runner", *runner, "The kevo-runner it starts (default: $KEVO_RUNNER, else beside kevo)");
-  serve->callback([a, runner, &exit_code] {
+  auto sha = std::make_shared<std::string>();
+  serve->add_option("--runner-sha256", *sha, "Start only if the kevo-runner holds these bytes (its SHA-256, hex)");
+  serve->callback([a, runner, sha, &exit_code] {
     PoolServerOptions o;
     o.runner = *runner;
+    o.runner_sha256 = *sha;
     o.spares = a->spares;
     o.idle_exit = std::chrono::seconds(a->idle_exit_s);
     o.refill_delay = std::chrono::milliseconds(a->refill_delay_ms);

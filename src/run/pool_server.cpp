@@ -34,7 +34,7 @@ void on_signal(int) {
   g_signalled = true;
 }
 
-// Which file a runner path names now: a rebuilt kevo-runner makes the ready ones stale.
+// Which file a runner path names now: when it changes, the pool looks at its bytes again.
 struct FileId {
   dev_t dev = 0;
   ino_t ino = 0;
@@ -70,7 +70,6 @@ void end_spare(Spare& s) {
 
 struct Kind {
   PoolKind spec;
-  FileId bin;
   std::deque<Spare> ready;
   Clock::time_point asked;
   int failures = 0;  // starts failed in a row; refills stop at 2 until the kind is asked for again
@@ -94,10 +93,16 @@ struct Out {
 
 class PoolServer {
  public:
-  // `runner`: the one binary it starts; `env`: its runners' environment (the pool's, less
-  // credentials), the kind's GPUs added.
-  PoolServer(const PoolServerOptions& o, int listen_fd, fs::path runner, std::vector<std::string> env)
-      : o_(o), listen_(listen_fd), runner_(std::move(runner)), env_(std::move(env)) {}
+  // `image`: the one binary it starts (its path is what takes name); `env`: its runners'
+  // environment (the pool's, less credentials), the kind's GPUs added.
+  PoolServer(const PoolServerOptions& o, int listen_fd, std::shared_ptr<const RunnerImage> image,
+             std::vector<std::string> env)
+      : o_(o),
+        listen_(listen_fd),
+        image_(std::move(image)),
+        runner_(image_->path()),
+        file_seen_(file_id(runner_)),
+        env_(std::move(env)) {}
   Status run();
 
  private:
@@ -107,6 +112,7 @@ class PoolServer {
   void accept_one();
   void on_request(int conn);
   void take(int conn, const json& req);
+  std::optional<std::string> file_changed();
   void on_out_message(Out& x);
   void end_out(Out& x);
   void reap_out();
@@ -124,7 +130,10 @@ class PoolServer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Kind> kinds_;
+  const std::shared_ptr<const RunnerImage> image_;
   const fs::path runner_;
+  FileId file_seen_;       // the runner file's identity when its bytes were last compared
+  bool file_same_ = true;  // ... and whether they were the image's
   const std::vector<std::string> env_;
   Clock::time_point last_take_ = Clock::now() - std::chrono::hours(1);
   bool stopping_ = false;     // asked to stop: nothing more is started or handed out
@@ -224,8 +233,8 @@ void PoolServer::take(int conn, const json& req) {
   const std::string asked = req.contains("runner") && req["runner"].is_string() ? req["runner"].get<std::string>() : "";
   if (asked != runner_.string())
     return no(fmt::format("this pool starts only its own kevo-runner ({}), not '{}'", runner_.string(), asked));
+  if (auto changed = file_changed()) return no(*changed);
   const std::string key = kind->key();
-  const FileId bin = file_id(runner_);
   std::optional<Spare> got;
   std::deque<Spare> stale;
   {
@@ -240,16 +249,11 @@ void PoolServer::take(int conn, const json& req) {
         for (auto& s : lru->second.ready) stale.push_back(std::move(s));
         kinds_.erase(lru);
       }
-      it = kinds_.emplace(key, Kind{*kind, bin, {}, {}, 0}).first;
+      it = kinds_.emplace(key, Kind{*kind, {}, {}, 0}).first;
     }
     Kind& k = it->second;
     k.asked = Clock::now();
     k.failures = 0;
-    if (!(k.bin == bin)) {  // rebuilt: what is ready runs the old binary
-      for (auto& s : k.ready) stale.push_back(std::move(s));
-      k.ready.clear();
-      k.bin = bin;
-    }
     while (!got && !k.ready.empty()) {
       Spare s = std::move(k.ready.front());
       k.ready.pop_front();
@@ -280,6 +284,28 @@ void PoolServer::take(int conn, const json& req) {
   out_.push_back(std::move(x));
   out_alive_ = out_.size();
   ++taken_;
+}
+
+// Whether the file the pool was started from no longer holds its image's bytes (compared again
+// only when the file's identity changed): a rebuild, or a replacement. The pool still runs only its
+// image; a take that names the path gets none, so its client starts the runner that file is now.
+// A refused take is no activity: the pool ends when idle, and the next one reads the new file.
+std::optional<std::string> PoolServer::file_changed() {
+  const FileId now = file_id(runner_);
+  if (!(now == file_seen_)) {
+    file_seen_ = now;
+    auto digest = file_sha256(runner_);
+    const bool same = digest && *digest == image_->sha256();
+    if (file_same_ && !same)
+      spdlog::warn("runner pool: {} no longer holds the kevo-runner this pool started with (SHA-256 {}); "
+                   "takes are refused until it is restarted",
+                   runner_.string(), image_->sha256());
+    file_same_ = same;
+  }
+  if (file_same_) return std::nullopt;
+  return fmt::format("the kevo-runner at {} changed since this pool started (it runs only the one it read "
+                     "then, SHA-256 {}): `kevo runners stop` ends it",
+                     runner_.string(), image_->sha256());
 }
 
 void PoolServer::on_out_message(Out& x) {
@@ -390,7 +416,6 @@ void PoolServer::refill_loop() {
       continue;
     }
     const PoolKind spec = kinds_.at(*key).spec;
-    const FileId bin = kinds_.at(*key).bin;
     const std::string uuid = kinds_.at(*key).uuid;
     l.unlock();
     auto spare = start_spare(spec, uuid);
@@ -402,7 +427,7 @@ void PoolServer::refill_loop() {
       if (it != kinds_.end()) ++it->second.failures;
       continue;
     }
-    if (it == kinds_.end() || !(it->second.bin == bin) || stopping_) {
+    if (it == kinds_.end() || stopping_) {
       end_spare(*spare);
       continue;
     }
@@ -422,6 +447,7 @@ Result<Spare> PoolServer::start_spare(const PoolKind& spec, const std::string& u
       lock.emplace(std::move(*g));
   RunnerOptions ro;
   ro.runner = runner_;
+  ro.image = image_;
   ro.env_exact = pool_runner_env(env_, spec);
   ro.cwd = "/";
   auto p = spawn_runner(ro);
@@ -494,7 +520,8 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   std::error_code ec;
   if (!runner || !fs::is_regular_file(*runner, ec))
     return ::close(lock), fail(ErrorCode::kNotFound, "runner pool: no kevo-runner to start (set KEVO_RUNNER)");
-  const fs::path bin = fs::weakly_canonical(*runner, ec);
+  auto image = RunnerImage::read(fs::weakly_canonical(*runner, ec), o.runner_sha256);
+  if (!image) return ::close(lock), fail("runner pool: not started: {}", image.error().message);
   const fs::path sock = pool_socket(dir);
   ::unlink(sock.c_str());  // a dead pool's (we hold the lock: no live pool listens there)
   auto listen_fd = listen_seqpacket(sock);
@@ -504,9 +531,10 @@ Status serve_runner_pool(const PoolServerOptions& o) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle), starting {}", getpid(),
-               sock.string(), o.spares, o.idle_exit.count(), bin.string());
-  Status st = PoolServer(o, *listen_fd, bin, child_environment({}, runner_secret_prefixes())).run();
+  spdlog::info("runner pool {} serving {} ({} ready per kind, ends after {} s idle), starting {} (SHA-256 {}, "
+               "read once into a sealed memfd)",
+               getpid(), sock.string(), o.spares, o.idle_exit.count(), (*image)->path().string(), (*image)->sha256());
+  Status st = PoolServer(o, *listen_fd, *image, child_environment({}, runner_secret_prefixes())).run();
   ::unlink(sock.c_str());
   ::close(lock);
   return st;

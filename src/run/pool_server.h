@@ -17,6 +17,10 @@ namespace kevo {
 struct PoolServerOptions {
   std::filesystem::path dir;            // empty: pool_dir()
   std::filesystem::path runner;         // the one kevo-runner it starts; empty: find_runner()
+  // Its SHA-256 as the pool's starter expects it (lowercase hex); other bytes are refused at start.
+  // Empty: whatever the file holds when the pool starts. Either way those bytes are read once into
+  // a sealed memfd and every runner is started from it (run/runner_image.h).
+  std::string runner_sha256;
   int spares = 4;                       // ready runners per kind
   int max_kinds = 4;                    // kinds kept (the one asked for least recently goes)
   std::chrono::seconds idle_exit{600};  // ends when nothing was taken or is out for this long

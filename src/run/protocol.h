@@ -121,10 +121,11 @@ struct Isolation {
   bool landlock_scoped = false;  // signals and abstract sockets scoped to the process (ABI >= 6)
   bool seccomp = false;
   bool undumpable = false;
+  bool proc_private = false;    // its /proc lists no other process (runner/private_proc.h)
   std::string error;            // what could not be set up, for people
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Isolation, uid, gid, identity_dropped, landlock_abi, landlock_scoped,
-                                                seccomp, undumpable, error)
+                                                seccomp, undumpable, proc_private, error)
 
 // confine: everything a candidate's runner does before the candidate's code runs, answered before
 // it runs (so the reply is the runner's own word, not the candidate's): the library at `path` read

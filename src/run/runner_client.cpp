@@ -42,6 +42,40 @@ void RunnerProcess::close_fds() {
     if (*fd >= 0) ::close(*fd), *fd = -1;
 }
 
+namespace {
+// The LD_LIBRARY_PATH the runner would get, with `dirs` after it.
+std::string library_path_with(const RunnerOptions& o, const std::vector<std::string>& dirs) {
+  std::string v;
+  if (auto it = o.env.find("LD_LIBRARY_PATH"); it != o.env.end()) {
+    v = it->second;
+  } else if (o.env_exact) {
+    for (const auto& kv : *o.env_exact)
+      if (kv.rfind("LD_LIBRARY_PATH=", 0) == 0) v = kv.substr(16);
+  } else if (const char* e = std::getenv("LD_LIBRARY_PATH")) {
+    v = e;
+  }
+  for (const auto& d : dirs) v += (v.empty() ? "" : ":") + d;
+  return v;
+}
+
+// The runner is exec'd from its image's memfd, never from the path again (a launcher execs it by
+// path itself). Its $ORIGIN folders, which the loader cannot resolve from a memfd, go on
+// LD_LIBRARY_PATH after whatever is there.
+Status exec_from_image(const RunnerOptions& opts, const fs::path& runner, SpawnOptions& so) {
+  if (!opts.launcher.empty()) return {};
+  std::shared_ptr<const RunnerImage> image = opts.image;
+  if (!image) {
+    auto im = runner_image(runner);
+    if (!im) return im.unexpected();
+    image = *im;
+  }
+  so.exec_fd = image->fd();
+  so.exec_fd_script = image->script();
+  if (!image->origin_dirs().empty()) so.env_add["LD_LIBRARY_PATH"] = library_path_with(opts, image->origin_dirs());
+  return {};
+}
+}  // namespace
+
 Result<RunnerProcess> spawn_runner(const RunnerOptions& opts) {
   fs::path runner = opts.runner;
   if (runner.empty()) {
@@ -49,6 +83,8 @@ Result<RunnerProcess> spawn_runner(const RunnerOptions& opts) {
     if (!r) return fail(ErrorCode::kNotFound, "cannot find kevo-runner (set KEVO_RUNNER or install it next to kevo)");
     runner = *r;
   }
+  SpawnOptions so;
+  if (auto st = exec_from_image(opts, runner, so); !st) return st.unexpected();
   // A broken pipe to a dead runner must be an error value, not a SIGPIPE that kills the checker.
   signal(SIGPIPE, SIG_IGN);
   int arena = memfd_create("kevo-arena", MFD_CLOEXEC);
@@ -59,11 +95,11 @@ Result<RunnerProcess> spawn_runner(const RunnerOptions& opts) {
     for (int fd : {arena, req[0], req[1]}) ::close(fd);
     return fail("pipe: {}", std::strerror(errno));
   }
-  SpawnOptions so;
   so.argv = opts.launcher;
   so.argv.push_back(runner.string());
+  if (!opts.launcher.empty()) so.env_add["KEVO_RUNNER_SHARED_PROC"] = "1";  // the tool talks to it
   so.pass_fds = {arena, req[0], rep[1]};  // become fds 3, 4, 5
-  so.env_add = opts.env;
+  for (const auto& [k, v] : opts.env) so.env_add.emplace(k, v);  // LD_LIBRARY_PATH may be set already
   so.env_exact = opts.env_exact;
   if (opts.cwd) so.cwd = opts.cwd->string();
   // The runner loads hostile code: it gets no credentials (the run database's, the LLM keys').

@@ -14,6 +14,7 @@
 
 #include "run/channel.h"
 #include "run/protocol.h"
+#include "run/runner_image.h"
 #include "util/subprocess.h"
 
 namespace kevo {
@@ -39,6 +40,9 @@ struct RunnerOptions {
   // secrets still apply.
   std::optional<std::vector<std::string>> env_exact;
   std::optional<std::filesystem::path> cwd;
+  // The bytes to run (run/runner_image.h); null: this process's image of `runner`. Under a
+  // launcher the runner is exec'd by path (the tool starts it).
+  std::shared_ptr<const RunnerImage> image;
 };
 
 // A started kevo-runner before anything talks to it: what the runner pool keeps and hands over.
@@ -48,8 +52,8 @@ struct RunnerProcess {
   void close_fds();
 };
 
-// Starts kevo-runner (fds: 3 the arena, 4 requests, 5 replies) with no credentials in its
-// environment, in a process group of its own, dying with the thread that started it.
+// Starts kevo-runner (fds: 3 the arena, 4 requests, 5 replies) from its image, with no credentials
+// in its environment, in a process group of its own, dying with the thread that started it.
 Result<RunnerProcess> spawn_runner(const RunnerOptions& opts);
 // The environment variables (by prefix) a runner never gets: the run database's, the LLM keys'.
 const std::vector<std::string>& runner_secret_prefixes();

@@ -250,6 +250,13 @@ Result<long> start_pool(const PoolStartOptions& o) {
                                    std::to_string(o.spares),
                                    "--idle-exit",
                                    std::to_string(o.idle_exit_s)};
+  // The runner this process would start, named with its bytes: the pool refuses to start from a
+  // file that holds others by the time it reads it.
+  if (auto runner = find_runner()) {
+    std::error_code rc;
+    const fs::path bin = fs::weakly_canonical(*runner, rc);
+    if (auto digest = file_sha256(bin)) args.insert(args.end(), {"--runner", bin.string(), "--runner-sha256", *digest});
+  }
   // The pool holds no credentials: it gets the environment a runner would.
   std::vector<std::string> env = child_environment({}, runner_secret_prefixes());
   std::vector<char*> argv, envp;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "runner/private_proc.h"
 #include "runner/seccomp.h"
 #include "util/landlock.h"
 
@@ -110,6 +111,8 @@ proto::Isolation confine_process(const ConfineOptions& o) {
   iso.undumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0;
   iso.uid = static_cast<int>(geteuid());
   iso.gid = static_cast<int>(getegid());
+  iso.proc_private = private_proc().in_force && iso.uid != 0;
+  if (!private_proc().in_force) iso.error += (iso.error.empty() ? "" : "; ") + private_proc().why_not;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     iso.error = std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno);
     return iso;

@@ -11,6 +11,8 @@
 //     signals and abstract sockets (ABI 6); no TCP (ABI 4). It binds the thread that loads the
 //     candidate and the threads it starts (the CUDA driver's own threads predate it);
 //   - the seccomp filter (runner/seccomp.h), on every thread.
+//   - a /proc of its own (runner/private_proc.h), made at the runner's start: once it has given
+//     up root it lists no process but itself.
 // No PID namespace: legacy CUDA IPC (the oracle's runner maps the candidate's buffers) does not
 // work across PID namespaces, and runners are started before their role is known.
 #pragma once

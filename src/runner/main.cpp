@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "runner/confine.h"
+#include "runner/private_proc.h"
 #include "runner/service.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
   // No other process of the user's may open this one's pipes, memory or environment through /proc
   // (a candidate's runner would take over a trusted one): before CUDA, before anything.
   kevo::runner::make_undumpable();
+  // A /proc that will show a candidate nothing but itself: set up while this is the only thread.
+  kevo::runner::make_proc_private();
   // `kevo-runner --isolation`: confine this process as a candidate's runner would be, without a
   // GPU, and print what took (kevo doctor's probe).
   if (argc > 1 && std::string_view(argv[1]) == "--isolation") {

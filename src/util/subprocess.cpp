@@ -114,6 +114,7 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
     int moved[16];
     size_t npass = std::min<size_t>(opts.pass_fds.size(), 16);
     for (size_t i = 0; i < npass; ++i) moved[i] = fcntl(opts.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+    const int exec_fd = opts.exec_fd < 0 ? -1 : fcntl(opts.exec_fd, opts.exec_fd_script ? F_DUPFD : F_DUPFD_CLOEXEC, 64);
     if (opts.null_stdio) {
       int nul = open("/dev/null", O_RDWR);
       dup2(nul, 0);
@@ -130,7 +131,10 @@ Result<Child> spawn_process(const SpawnOptions& opts) {
       _exit(127);
     }
     apply_limits_in_child(opts.limits);
-    execvpe(argv[0], argv.data(), envp.data());
+    if (opts.exec_fd >= 0)
+      syscall(SYS_execveat, exec_fd, "", argv.data(), envp.data(), AT_EMPTY_PATH);
+    else
+      execvpe(argv[0], argv.data(), envp.data());
     int e = errno;
     (void)!write(exec_err[1], &e, sizeof e);
     _exit(127);

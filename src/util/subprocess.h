@@ -84,6 +84,11 @@ struct SpawnOptions {
   bool null_stdio = false;
   // SIGKILL the child when the parent dies (Ctrl-C, kill -9), so no hung candidate outlives it.
   bool die_with_parent = false;
+  // The program to run as an open file (execveat with AT_EMPTY_PATH: what the fd holds, whatever
+  // the path in argv[0] names by then); -1: argv[0] looked up on PATH. A script (#!) needs its fd
+  // kept open across the exec (its interpreter reads /dev/fd/N): exec_fd_script.
+  int exec_fd = -1;
+  bool exec_fd_script = false;
 };
 
 Result<Child> spawn_process(const SpawnOptions& opts);

@@ -5,6 +5,7 @@
 #include "util/gpu_lock.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,10 +28,12 @@ std::filesystem::path scratch() {
   return p;
 }
 
-// Echoes commands, says hello, writes into the arena, and crashes or hangs when told.
+// Echoes commands, says hello, writes into the arena, and crashes or hangs when told. Every reply
+// names the bytes it runs from (what its interpreter reads: the file it was started as).
 const char* kFake = R"(#!/usr/bin/env python3
-import json, mmap, os, signal, struct, sys, time
+import hashlib, json, mmap, os, signal, struct, sys, time
 req, rep = os.fdopen(4, 'rb', buffering=0), os.fdopen(5, 'wb', buffering=0)
+me = hashlib.sha256(open(sys.argv[0], 'rb').read()).hexdigest()
 while True:
     n = req.read(4)
     if len(n) < 4: sys.exit(0)
@@ -42,7 +45,7 @@ while True:
         m = mmap.mmap(3, msg['arena_size'])
         m[0:5] = b'hello'
         m.close()
-    out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid(), 'cwd': os.getcwd()}
+    out = {'ok': True, 'echo': cmd, 'pid': os.getpid(), 'ppid': os.getppid(), 'cwd': os.getcwd(), 'self_sha256': me}
     if cmd == 'hello': out.update({'name': 'Fake GPU', 'uuid': os.environ.get('FAKE_GPU_UUID', '')})
     out = json.dumps(out).encode()
     rep.write(struct.pack('<I', len(out)) + out)
@@ -151,11 +154,15 @@ TEST_F(RunnerPool, ARunnerDiesWithTheProcessThatTookIt) {
   EXPECT_TRUE(process_gone(pid, 5s));
 }
 
-TEST_F(RunnerPool, ARebuiltRunnerBinaryIsNotHandedOutStale) {
+// The pool runs only the bytes it read at its start: once the file holds others (a rebuild), a take
+// that names it gets none (its client starts the new one itself) until the pool is restarted.
+TEST_F(RunnerPool, ARebuiltRunnerBinaryIsNotHandedOut) {
   { std::ofstream(fake_runner(), std::ios::app) << "# rebuilt\n"; }
-  EXPECT_FALSE(take_pooled(fake_options()));  // what was ready runs the old file
+  EXPECT_FALSE(take_pooled(fake_options()));
   ASSERT_TRUE(pool_->wait_ready(2)) << pool_->log();
-  EXPECT_TRUE(take_pooled(fake_options()));
+  EXPECT_FALSE(take_pooled(fake_options()));
+  EXPECT_NE(pool_->log().find("no longer holds the kevo-runner this pool started with"), std::string::npos)
+      << pool_->log();
 }
 
 TEST_F(RunnerPool, AnotherEnvironmentIsAnotherKind) {
@@ -369,4 +376,82 @@ TEST(RunnerPoolDir, NoPoolMeansNoRunnerAndNoFolderMade) {
   EXPECT_EQ(s.error().code, ErrorCode::kNotFound);
   ::setenv("KEVO_RUNNER_POOL", "off", 1);
   ::unsetenv("KEVO_RUNNER_POOL_DIR");
+}
+
+namespace {
+// A fake runner of its own (the test rewrites it) and its bytes' SHA-256.
+std::filesystem::path own_fake(const std::string& name) {
+  auto f = scratch() / name;
+  std::ofstream(f) << kFake;
+  std::filesystem::permissions(f, std::filesystem::perms::owner_all);
+  return f;
+}
+
+// What the runner says it runs from (its `self_sha256`); empty when it did not answer.
+std::string runs_from(RunnerClient& c) {
+  auto r = c.call_json({{"cmd", "whoami"}}, 10s);
+  return r && r->contains("self_sha256") ? (*r)["self_sha256"].get<std::string>() : "";
+}
+
+// Rewrites the file in place with other bytes of the same length and puts its times back: its
+// device, inode, size and mtime, all a file's identity, stay the same.
+void rewrite_keeping_identity(const std::filesystem::path& f) {
+  struct stat st {};
+  ASSERT_EQ(stat(f.c_str(), &st), 0);
+  std::string body = kFake;
+  body.replace(body.find("b'hello'"), 8, "b'HELLO'");
+  std::ofstream(f, std::ios::in | std::ios::out) << body;  // same length, no truncation
+  const timespec times[2] = {st.st_atim, st.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, f.c_str(), times, 0), 0);
+}
+}  // namespace
+
+// Rewritten on disk after the pool started (identity kept, so nothing about the file says it
+// changed), the runner the pool starts next is still the one it read at its start: it runs from
+// a sealed copy, not from the file.
+TEST(RunnerPoolImage, ARunnerRewrittenOnDiskAfterThePoolStartedIsNotWhatItStarts) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  const auto fake = own_fake("rewritten_runner.py");
+  const auto original = file_sha256(fake);
+  ASSERT_TRUE(original);
+  test::PoolForTest pool(1, 600000, fake);  // no refill while a runner is out
+  ASSERT_TRUE(pool.ok()) << pool.log();
+  RunnerOptions o;
+  o.runner = fake;
+  EXPECT_FALSE(take_pooled(o));
+  ASSERT_TRUE(pool.wait_ready(1)) << pool.log();
+  auto a = take_pooled(o);
+  ASSERT_TRUE(a) << pool.log();
+  EXPECT_EQ(runs_from(*a->first), *original);
+  rewrite_keeping_identity(fake);
+  const auto rewritten = file_sha256(fake);
+  ASSERT_TRUE(rewritten);
+  ASSERT_NE(*rewritten, *original);
+  a.reset();  // the refill starts the next one now, after the rewrite
+  ASSERT_TRUE(RunnerClient::wait_reaped(10s));
+  ASSERT_TRUE(pool.wait_ready(1)) << pool.log();
+  auto b = take_pooled(o);
+  ASSERT_TRUE(b) << pool.log();
+  EXPECT_EQ(runs_from(*b->first), *original) << "the pool started the runner from the file on disk";
+}
+
+// A pool told which bytes to expect refuses to start from a file that holds others, and says so.
+TEST(RunnerPoolImage, ATamperedRunnerIsRefusedAtStart) {
+  if (!find_program("python3")) GTEST_SKIP() << "python3 not installed";
+  const auto fake = own_fake("tampered_runner.py");
+  const auto expected = file_sha256(fake);
+  ASSERT_TRUE(expected);
+  { std::ofstream(fake, std::ios::app) << "os.system('id')\n"; }
+  test::TempDir dir("kevo-pool-test");
+  RunOptions ro;
+  ro.argv = {std::string(KEVO_BINARY_DIR) + "/bin/kevo", "runners", "serve", "--runner", fake.string(),
+             "--runner-sha256", *expected, "--idle-exit", "5"};
+  ro.env_add = {{"KEVO_RUNNER_POOL_DIR", (dir.path / "pool").string()}};
+  ro.timeout = 20s;
+  auto r = run_process(ro);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ok()) << "a pool started from a tampered runner";
+  EXPECT_NE(r->err.find("is not the expected one: its SHA-256 is"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find(*expected), std::string::npos) << r->err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "pool" / "pool.sock"));
 }

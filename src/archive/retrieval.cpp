@@ -22,6 +22,16 @@ double jaccard(const std::vector<std::string>& a, const std::vector<std::string>
   return all ? double(common) / double(all) : 0;
 }
 
+// 16-bit floats behave alike in a kernel (tensor cores, half2 loads) whatever their exponent width.
+std::vector<std::string> dtype_classes(const std::vector<std::string>& dtypes) {
+  std::vector<std::string> out;
+  for (const auto& d : dtypes) {
+    std::string c = d == "f16" || d == "bf16" ? "half" : d;
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
 // The name before " (" of a config text such as "main (N=1048576)".
 std::string config_name(const std::string& config) { return config.substr(0, config.find(" (")); }
 
@@ -47,7 +57,7 @@ double feature_score(const TaskFeatures& a, const TaskFeatures& b) {
   double s = 0;
   if (!a.op_kind.empty() && a.op_kind == b.op_kind) s += 4;
   if (!a.bound.empty() && a.bound == b.bound) s += 2;
-  s += 2 * jaccard(a.dtypes, b.dtypes);
+  s += jaccard(a.dtypes, b.dtypes) + jaccard(dtype_classes(a.dtypes), dtype_classes(b.dtypes));
   if (a.main_elements > 0 && b.main_elements > 0)
     s += 1 / (1 + std::abs(std::log10(a.main_elements / b.main_elements)));
   if (!a.shapes.empty() && !b.shapes.empty()) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "evolve/archive_record.h"
 #include "evolve/episode_phase.h"
 #include "evolve/run_record.h"
 #include "evolve/run_schedule.h"
@@ -201,6 +202,7 @@ Status wait_briefly(RunState& s, Inflight& inflight, SteadyClock::time_point& la
 // a ready proposal is taken only when a slot is free for it.
 Status evolve_phase(RunState& s) {
   Inflight inflight;
+  if (s.opts.strategy.info.archive) s.archive_examples = archive_examples(s);
   auto last_report = SteadyClock::now();
   while (true) {
     refill(s, inflight);

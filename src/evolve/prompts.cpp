@@ -89,6 +89,31 @@ std::string insight_part(const std::vector<InsightView>& ins) {
   return section("Insights from earlier attempts (idea -> result)", body);
 }
 
+// A kernel longer than this is shown as its diff against its parent instead.
+constexpr size_t kArchiveSourceChars = 6000;
+
+std::string archive_part(const std::vector<ArchiveExampleView>& examples) {
+  std::string body =
+      "Kernels from other runs (kevo's archive) for similar tasks, each verified by the same checker. "
+      "They are examples of what worked elsewhere, measured on the GPU named; adapt the ideas, do not "
+      "copy blindly.\n\n";
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const auto& e = examples[i];
+    body += fmt::format("### Example {}: {} ({}; {}{})\n", i + 1, e.task, e.op_kind.empty() ? "op kind not known" : e.op_kind,
+                        e.dtypes, e.bound.empty() ? "" : ", " + e.bound + "-bound");
+    body += fmt::format("from: archive entry {}, {} ({})\n", e.id, e.origin,
+                        e.kind == "winner" ? "a run's winner, verified on held-out shapes" : "a new best during a search");
+    body += fmt::format("measured on: {}, config {}: {:.3f}x over that task's baseline", e.gpu, e.config, e.speedup);
+    if (e.sol_before > 0 && e.sol_after > 0)
+      body += fmt::format(", speed of light {:.0f}% -> {:.0f}%", e.sol_before * 100, e.sol_after * 100);
+    body += "\n";
+    if (!e.rationale.empty()) body += "idea: " + e.rationale + "\n";
+    if (e.source.size() <= kArchiveSourceChars) body += code_block(e.source) + "\n";
+    else body += "change against its parent:\n```diff\n" + e.diff.substr(0, kArchiveSourceChars) + "```\n";
+  }
+  return section("Examples from the archive", body);
+}
+
 std::string answer_format(const StrategyConfig& s, Op op) {
   if (op == Op::kDiffEdit) return kAnswerEdits;
   if (s.style == "funsearch") return kAnswerFullNoThought;
@@ -109,6 +134,7 @@ Prompt build_prompt(const StrategyConfig& s, const PromptInput& in) {
   bool show_baseline = in.op == Op::kInit || in.op == Op::kRewrite || (!has_parent && in.op != Op::kRepair);
   u += task_part(s, c, show_baseline);
   if (s.info.insights && !in.insights.empty() && in.op != Op::kRepair) u += insight_part(in.insights);
+  if (s.info.archive && !in.archive.empty() && in.op != Op::kRepair) u += archive_part(in.archive);
 
   switch (in.op) {
     case Op::kInit:

@@ -25,11 +25,21 @@ struct InsightView {  // I3: what an earlier candidate tried and what came of it
   double speedup = 0;
 };
 
+// An example from the kernel archive (info "archive"): another run's kernel with where it came
+// from, the GPU and config it was measured on, and its effect.
+struct ArchiveExampleView {
+  int64_t id = 0;
+  std::string origin, task, op_kind, bound, dtypes, gpu, config, name, rationale, diff, source;
+  double speedup = 0, sol_before = 0, sol_after = 0;
+  std::string kind;  // "winner" (held-out verified) or "improvement"
+};
+
 struct PromptInput {
   Op op = Op::kInit;
   const TaskContext* ctx = nullptr;
   std::vector<SolutionView> parents;   // the operator's inputs (mutate/diff: 1, crossover: 2)
   std::vector<InsightView> insights;   // used only when the strategy has I3
+  std::vector<ArchiveExampleView> archive;  // used only when the strategy's info has "archive"
   std::string failed_source;           // repair: the candidate that failed
   std::string feedback;                // repair: trimmed diagnostic or first mismatch
 };

@@ -104,6 +104,7 @@ Job plan_job(RunState& s) {
   }
   in.op = j.op;
   if (st.info.insights) in.insights = insights(s);
+  if (st.info.archive) in.archive = s.archive_examples;
   j.no = s.next_job++;
   j.prompt = build_prompt(st, in);
   return j;

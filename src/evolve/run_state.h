@@ -23,6 +23,7 @@
 #include "evolve/engine.h"
 #include "evolve/episode.h"
 #include "evolve/population.h"
+#include "evolve/prompts.h"
 #include "evolve/proposal.h"
 #include "evolve/task_context.h"
 #include "store/stop_reason.h"
@@ -92,6 +93,7 @@ struct RunState : RunServices {
   llm::CancelToken inner_cancel;  // fired on Ctrl-C and on hard stops; the workers watch it
   std::filesystem::path work_dir;  // candidate files
   EpisodeBroker broker;            // episodes' attempts, on their way to the pool
+  std::vector<ArchiveExampleView> archive_examples;  // retrieved once, at the search's start
 
   void emit(const std::string& kind, const nlohmann::json& data);
   Progress progress(int in_flight) const;

@@ -32,7 +32,7 @@ const char* to_string(Op op) { return enum_text(kOpTexts, op); }
 std::optional<Op> parse_op(std::string_view s) { return enum_parse(kOpTexts, s); }
 
 std::vector<std::string> preset_names() {
-  return {"kevo-default", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
+  return {"kevo-default", "kevo-archive", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
           "eoh", "funsearch", "ai-cuda-engineer"};
 }
 
@@ -98,6 +98,14 @@ Result<StrategyConfig> preset(std::string_view name) {
     s.repair_rounds = 2;
     s.stagnation = 0;
     s.style = "kevo";
+  } else if (name == "kevo-archive") {
+    // kevo-default plus examples from the kernel archive: off by default until its effect on a
+    // real model is measured (docs/SUITE.md, "The kernel archive").
+    auto base = preset("kevo-default");
+    if (!base) return base.unexpected();
+    s = *base;
+    s.name = std::string(name);
+    s.info.archive = true;
   } else {
     std::string names;
     for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
@@ -110,7 +118,7 @@ nlohmann::json StrategyConfig::to_json() const {
   nlohmann::json ops = nlohmann::json::object();
   for (const auto& [op, w] : operators) ops[to_string(op)] = w;
   return {{"name", name},
-          {"info", {{"task", info.task}, {"solutions", info.solutions}, {"insights", info.insights}}},
+          {"info", {{"task", info.task}, {"solutions", info.solutions}, {"insights", info.insights}, {"archive", info.archive}}},
           {"operators", ops},
           {"policy", to_string(population.kind)},
           {"population", population.size},
@@ -120,6 +128,7 @@ nlohmann::json StrategyConfig::to_json() const {
           {"migrants", population.migrants},
           {"solutions_shown", solutions_shown},
           {"insights_shown", insights_shown},
+          {"archive_shown", archive_shown},
           {"repair_rounds", repair_rounds},
           {"parallel", parallel},
           {"max_candidates", max_candidates},
@@ -139,6 +148,7 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.info.task = info.get("task", true);
   s.info.solutions = info.get("solutions", false);
   s.info.insights = info.get("insights", false);
+  s.info.archive = info.get("archive", false);
   KEVO_TRY(info.status());
   if (nlohmann::json ops = f.object("operators"); !ops.empty()) {
     s.operators.clear();
@@ -161,6 +171,7 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.population.migrants = f.get("migrants", s.population.migrants);
   s.solutions_shown = f.get("solutions_shown", s.solutions_shown);
   s.insights_shown = f.get("insights_shown", s.insights_shown);
+  s.archive_shown = f.get("archive_shown", s.archive_shown);
   s.repair_rounds = f.get("repair_rounds", s.repair_rounds);
   s.parallel = f.get("parallel", s.parallel);
   s.max_candidates = f.get("max_candidates", s.max_candidates);
@@ -212,6 +223,7 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
     else if (k == "max_candidates") KEVO_TRY(need_int(s.max_candidates));
     else if (k == "solutions_shown") KEVO_TRY(need_int(s.solutions_shown));
     else if (k == "insights_shown") KEVO_TRY(need_int(s.insights_shown));
+    else if (k == "archive_shown") KEVO_TRY(need_int(s.archive_shown));
     else if (k == "verify_fallbacks") KEVO_TRY(need_int(s.verify_fallbacks));
     else if (k == "profile_feedback") {
       if (!node.is_boolean()) return fail("config line {}: evolve.profile_feedback must be true or false", line);
@@ -225,13 +237,14 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
       s.style = node.value<std::string>().value_or(s.style);
     } else if (k == "info") {
       const toml::array* a = node.as_array();
-      if (!a) return fail("config line {}: evolve.info must be a list of task/solutions/insights", line);
+      if (!a) return fail("config line {}: evolve.info must be a list of task/solutions/insights/archive", line);
       s.info = {false, false, false};
       for (const auto& e : *a) {
         auto v = e.value<std::string>().value_or("");
         if (v == "task") s.info.task = true;
         else if (v == "solutions") s.info.solutions = true;
         else if (v == "insights") s.info.insights = true;
+        else if (v == "archive") s.info.archive = true;
         else return fail("config line {}: evolve.info: unknown source '{}'", line, v);
       }
     } else if (k == "operators") {

@@ -30,6 +30,9 @@ struct InfoSources {
   bool task = true;       // I1: description, ABI, GPU, CUDA, visible shapes, baseline code/time, SOL
   bool solutions = false;  // I2: earlier solutions (code) with their times
   bool insights = false;   // I3: the stated rationale of earlier candidates and what came of it
+  // Examples from the kernel archive: other runs' verified kernels for the most similar tasks,
+  // with where each came from and the GPU it was measured on (archive/retrieval.h).
+  bool archive = false;
 };
 
 struct StrategyConfig {
@@ -39,6 +42,7 @@ struct StrategyConfig {
   PopulationConfig population;
   int solutions_shown = 2;  // I2: parents shown (crossover shows two regardless)
   int insights_shown = 5;   // I3: the latest insights shown
+  int archive_shown = 2;    // archive examples shown (info "archive")
   int repair_rounds = 0;    // 0: failed candidates are not sent back
   int parallel = 4;         // proposals in flight
   int max_candidates = 45;  // default budget per task
@@ -58,7 +62,7 @@ Result<StrategyConfig> preset(std::string_view name);
 
 // Reads an [evolve] table over `base`: strategy = "NAME" picks a preset first, then keys
 // (parallel, population, policy, islands, migration_interval, repair_rounds, stagnation,
-// max_candidates, info = ["task", "solutions", "insights"], operators = { mutate = 1.0, ... }).
+// max_candidates, info = ["task", "solutions", "insights", "archive"], operators = { mutate = 1.0, ... }).
 // Unknown keys are errors. A file without an [evolve] table leaves `base` as it is.
 Result<StrategyConfig> load_strategy_file(const std::filesystem::path& file, StrategyConfig base);
 Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "evolve/archive_record.h"
 #include "evolve/run_record.h"
 #include "evolve/run_state.h"
 #include "util/fs.h"
@@ -64,7 +65,10 @@ VerifyAttempt lost_attempt(int64_t candidate, const std::string& message) {
 
 }  // namespace
 
-void verify_phase(RunState& s, RunOutcome& out) {
+namespace {
+
+// The finalists in turn until one passes (or none is left).
+void verify_finalists(RunState& s, RunOutcome& out) {
   const std::vector<const store::CandidateRow*> order = finalists(s);
   for (size_t i = 0; i < order.size(); ++i) {
     const store::CandidateRow* r = order[i];
@@ -96,6 +100,13 @@ void verify_phase(RunState& s, RunOutcome& out) {
     }
     if (r == order[0] && s.pop.best() && r->id == s.pop.best()->id) out.best_failed_held_out = true;
   }
+}
+
+}  // namespace
+
+void verify_phase(RunState& s, RunOutcome& out) {
+  verify_finalists(s, out);
+  if (!s.user_cancel.cancelled()) archive_run(s, out);  // the winner and notable steps, kept across runs
 }
 
 }  // namespace kevo::evolve

@@ -60,7 +60,7 @@ TEST(PgRunDb, AReaderOfAnEmptyDatabaseFailsClearlyAndCreatesNothing) {
   EXPECT_EQ((*w)->handle(), nullptr);
   EXPECT_TRUE((*w)->backup().empty());
   EXPECT_EQ((*w)->where(), url);
-  EXPECT_EQ(tables_of(url), (std::vector<std::string>{"blobs", "candidates", "events", "jobs", "kevo_meta",
+  EXPECT_EQ(tables_of(url), (std::vector<std::string>{"archive", "blobs", "candidates", "events", "jobs", "kevo_meta",
                                                       "llm_calls", "run_resumes", "runs"}));
   auto r = RunDb::open_read_only(url);
   ASSERT_TRUE(r) << r.error().message;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/campaign.h"
 #include "bench/suite_runner.h"
 #include "check/evaluator.h"
 #include "cli/commands.h"
@@ -45,11 +46,32 @@ struct BenchArgs {
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, no_torch_time = false;
   PoolArgs pool;
+  std::string campaign;  // UNIT:TOTAL: one budget over the suite (bench/campaign.h)
+  int campaign_slice = 5;
+  double stop_at_sol = 0;  // 0: not given
+  bool flat = false;
 };
 
 int bench_fail(const std::string& msg, int code = 2) {
   std::fprintf(stderr, "kevo bench: %s\n", msg.c_str());
   return code;
+}
+
+// A campaign's run (one budget over the suite), its report, then the usual table.
+int run_campaign_cmd(const BenchArgs& a, store::RunDb& db, const bench::BenchSetup& setup) {
+  auto c = bench::parse_campaign_budget(a.campaign);
+  if (!c) return bench_fail(c.error().message);
+  c->slice = a.campaign_slice;
+  c->flat = a.flat;
+  if (a.stop_at_sol > 0) c->stop_at_sol = a.stop_at_sol;
+  auto r = bench::run_campaign(db, setup, *c);
+  if (!r) return bench_fail(r.error().message, 3);
+  std::printf("%s\n", bench::campaign_markdown(db, *r).c_str());
+  if (r->interrupted) {
+    std::fprintf(stderr, "kevo bench: campaign interrupted\n");
+    return 130;
+  }
+  return 0;
 }
 
 int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
@@ -89,6 +111,8 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
+  if (a.stop_at_sol > 0 && a.campaign.empty()) opts.budgets.stop_at_sol = a.stop_at_sol;
+  if (a.flat && a.campaign.empty()) return bench_fail("--flat compares campaigns: give it with --campaign UNIT:TOTAL");
   if (opts.eval.seeds < 3)
     std::fprintf(stderr, "kevo bench: the checker draws %d seed(s) per config during the search (a smoke "
                          "setting; the protocol's default is 3); winners are still re-verified on held-out "
@@ -145,8 +169,14 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     shown = false;
     std::fprintf(stderr, "%s\n", line.c_str());
   };
+  if (!a.campaign.empty()) {
+    SignalGuard sigint(SIGINT, on_bench_sigint);
+    const int rc = run_campaign_cmd(a, **db, setup);
+    if (rc != 0) return rc;
+  }
   auto out = [&] {
     SignalGuard sigint(SIGINT, on_bench_sigint);
+    if (!a.campaign.empty()) return Result<bench::BenchOutcome>(bench::BenchOutcome{});  // the campaign ran them
     return bench::run_bench(**db, setup);
   }();
   if (shown) std::fprintf(stderr, "\n");
@@ -160,8 +190,9 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     if (auto st = results::write_outputs({*table}, a.out); !st) return bench_fail(st.error().message, 3);
     std::fprintf(stderr, "kevo bench: wrote %s/bench.md, bench.csv, bench.json\n", a.out.c_str());
   }
-  std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done), PyTorch timed for %d\n",
-               out->started, out->resumed, out->skipped, out->torch_timed);
+  if (a.campaign.empty())
+    std::fprintf(stderr, "kevo bench: %d started, %d resumed, %d skipped (already done), PyTorch timed for %d\n",
+                 out->started, out->resumed, out->skipped, out->torch_timed);
   for (const auto& e : out->errors) std::fprintf(stderr, "kevo bench: %s\n", e.c_str());
   if (out->interrupted) {
     std::fprintf(stderr, "kevo bench: interrupted; run the same command again to resume\n");
@@ -220,6 +251,15 @@ void register_bench(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 100));
   cmd->add_option("--time-budget", a->time_budget, "Seconds per timing session")->check(CLI::Range(0.1, 600.0));
   add_pool_options(cmd, a->pool);
+  cmd->add_option("--campaign", a->campaign,
+                  "One budget over the whole suite, UNIT:TOTAL (candidates:400, tokens:2000000, usd:5): slices go "
+                  "to the tasks with the most headroom and recent progress; see docs/SUITE.md");
+  cmd->add_option("--campaign-slice", a->campaign_slice, "Candidates per campaign slice (default 5)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--stop-at-sol", a->stop_at_sol,
+                  "Stop a task once its best is within this fraction of its speed-of-light floor (campaign default 0.85)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_flag("--flat", a->flat, "With --campaign: equal shares in turn and no early stop (the comparison)");
   cmd->add_flag("--quiet", a->quiet, "No status line");
   cmd->add_flag("--no-torch-time", a->no_torch_time,
                 "Do not time tasks' PyTorch side (eager, torch.compile, extension) for the vs-PyTorch columns");

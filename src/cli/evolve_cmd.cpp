@@ -56,6 +56,7 @@ struct EvolveArgs {
   std::vector<std::string> models, overrides, events;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
+  double stop_at_sol = 0;
   double budget_usd = 0, budget_minutes = 0, time_budget = evolve::kSearchTimeBudgetS, verify_time_budget = 4.0;
   uint64_t seed = 0;
   bool fake_gpu = false, quiet = false, reverify_baseline = false, profile = false, no_profile_feedback = false;
@@ -173,6 +174,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
   if (cmd->count("--budget-tokens")) opts.budgets.max_tokens = a.budget_tokens;
   if (cmd->count("--budget-usd")) opts.budgets.max_usd = a.budget_usd;
   if (cmd->count("--budget-minutes")) opts.budgets.max_minutes = a.budget_minutes;
+  if (cmd->count("--stop-at-sol")) opts.budgets.stop_at_sol = a.stop_at_sol;
   if (cmd->count("--seed")) opts.seed = a.seed;
   if (cmd->count("--seeds")) opts.eval.seeds = a.seeds;
   if (cmd->count("--time-budget")) opts.eval.time_budget_s = a.time_budget;
@@ -381,6 +383,9 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget-tokens", a->budget_tokens, "LLM tokens (input + output)");
   cmd->add_option("--budget-usd", a->budget_usd, "Money for LLM calls");
   cmd->add_option("--budget-minutes", a->budget_minutes, "Wall time of this session");
+  cmd->add_option("--stop-at-sol", a->stop_at_sol,
+                  "Stop once the best is within this fraction of the speed-of-light floor (e.g. 0.85)")
+      ->check(CLI::Range(0.01, 1.0));
   cmd->add_option("--parallel", a->parallel, "Proposals in flight")->check(CLI::Range(1, 256));
   cmd->add_option("--db", a->db, "Run database (default $KEVO_DB or ~/.local/share/kevo/runs.db)");
   cmd->add_option("--resume", a->resume, "Continue run RUN with its stored population and options");

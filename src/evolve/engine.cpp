@@ -26,6 +26,7 @@ json Budgets::to_json() const {
   if (max_tokens) j["max_tokens"] = *max_tokens;
   if (max_usd) j["max_usd"] = *max_usd;
   if (max_minutes) j["max_minutes"] = *max_minutes;
+  if (stop_at_sol) j["stop_at_sol"] = *stop_at_sol;
   return j;
 }
 
@@ -41,6 +42,7 @@ Result<Budgets> Budgets::from_json(const json& j) {
   opt("max_tokens", b.max_tokens);
   opt("max_usd", b.max_usd);
   opt("max_minutes", b.max_minutes);
+  opt("stop_at_sol", b.stop_at_sol);
   KEVO_TRY(f.status());
   return b;
 }

@@ -39,6 +39,9 @@ struct Budgets {
   std::optional<int64_t> max_tokens;   // input + output tokens
   std::optional<double> max_usd;
   std::optional<double> max_minutes;   // wall time of this session
+  // Stop once the best candidate's time is within this fraction of the speed-of-light floor
+  // (floor / time >= it, e.g. 0.85): what is left to gain there is small (docs/SUITE.md, campaigns).
+  std::optional<double> stop_at_sol;
   nlohmann::json to_json() const;
   static Result<Budgets> from_json(const nlohmann::json& j);  // a field of another type: an error naming it
 };

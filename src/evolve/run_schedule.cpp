@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "evolve/run_record.h"
+#include "results/verdict_view.h"
 
 namespace kevo::evolve {
 
@@ -18,7 +19,14 @@ store::StopKind blocked(const RunState& s, size_t in_flight) {
   if (b.max_usd && s.cost >= *b.max_usd) return K::kBudgetUsd;
   if (b.max_minutes && since(s.t0) >= *b.max_minutes * 60) return K::kBudgetMinutes;
   if (s.opts.strategy.stagnation > 0 && s.since_best >= s.opts.strategy.stagnation) return K::kStagnation;
+  if (b.stop_at_sol && s.pop.best() && best_sol_fraction(s) >= *b.stop_at_sol) return K::kNearSol;
   return K::kNone;
+}
+
+double best_sol_fraction(const RunState& s) {
+  if (!s.pop.best()) return 0;
+  auto it = s.rows.find(s.pop.best()->id);
+  return it == s.rows.end() ? 0 : results::verdict_view(it->second.verdict_json).sol_fraction();
 }
 
 namespace {

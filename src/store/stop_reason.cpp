@@ -14,6 +14,7 @@ constexpr EnumText<StopKind> kStopKindTexts[] = {
     {StopKind::kBudgetUsd, "budget_usd"},
     {StopKind::kBudgetMinutes, "budget_minutes"},
     {StopKind::kStagnation, "stagnation"},
+    {StopKind::kNearSol, "near_sol"},
     {StopKind::kBudgetLlm, "budget_llm"},
     {StopKind::kReplayExhausted, "replay_exhausted"},
     {StopKind::kLlmFatal, "llm_fatal"},

@@ -18,6 +18,7 @@ enum class StopKind {
   kBudgetUsd,
   kBudgetMinutes,
   kStagnation,        // no better candidate for `stagnation` proposals
+  kNearSol,           // the best reached the fraction of the speed-of-light floor the budgets stop at
   kBudgetLlm,         // the LLM layer's own spending limit
   kReplayExhausted,   // --llm replay ran out of recorded answers
   kLlmFatal,          // an LLM error no retry fixes (bad key, unknown model)

@@ -78,6 +78,7 @@ evolve::EpisodeOutcome CliEpisodes::run(const evolve::Job& job, const evolve::Ta
   so.context = &ctx;
   so.parents = job.parents;
   so.model = name();
+  so.episode = job.no;
   auto session = KernelSession::start_episode(task_, ev_, so);
   KernelSession* ks = session.get();
   mcp::Session rpc({"kevo", "", server_instructions()}, std::make_unique<KernelTools>(std::move(session)));

@@ -10,6 +10,7 @@
 // (the evaluator is serial), the budget decides how many may wait.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -48,6 +49,7 @@ struct SessionOptions {
   const evolve::TaskContext* context = nullptr;  // with broker: the search's task context
   std::vector<int64_t> parents;                  // with broker: the first attempt's parents
   std::string model;                             // with broker: recorded as each attempt's model
+  int64_t episode = 0;                           // with broker: the episode's number in the search
 };
 
 // Why a session ended, as its run records it (stop_reason "agent_<name>").
@@ -89,6 +91,9 @@ class KernelSession {
   const evolve::TaskContext& context() const { return ctx_; }
   const SessionBudgets& budgets() const { return opts_.budgets; }
   void set_client(const std::string& name, const std::string& version);
+  // The model turn the next calls belong to (an episode driven turn by turn); 0: each attempt
+  // counts as a turn of its own.
+  void set_turn(int turn) { turn_ = turn; }
 
   nlohmann::json task_view() const;
   ToolResultOr<nlohmann::json> compile(const std::string& source);
@@ -135,6 +140,7 @@ class KernelSession {
   std::filesystem::path work_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string client_;
+  std::atomic<int> turn_{0};
 
   mutable std::mutex mu_;  // the fields below
   std::condition_variable idle_;

@@ -46,10 +46,11 @@ ToolResultOr<json> KernelSession::compile(const std::string& source) {
 Result<evolve::EpisodeResult> KernelSession::check(const std::string& source, evolve::EpisodeCall call,
                                                    const std::string& name, const std::string& idea) {
   if (!opts_.broker) return check_here(source, call, name, idea);
-  evolve::EpisodeRequest q{call, source, name, idea, opts_.parents, opts_.model};
+  evolve::EpisodeRequest q{call, source, name, idea, opts_.parents, opts_.model, opts_.episode, turn_};
   {
     std::lock_guard lock(mu_);
     if (!attempts_.empty()) q.parents = {attempts_.back().candidate};
+    if (q.turn == 0) q.turn = static_cast<int>(attempts_.size()) + 1;
     if (!client_.empty() && q.model.empty()) q.model = client_;
   }
   return opts_.broker->call(std::move(q));
@@ -103,7 +104,7 @@ ToolResultOr<Attempt> KernelSession::run_checker(const std::string& source, cons
     a.speedup = v.timing->speedup.value, a.speedup_lo = v.timing->speedup.lo, a.speedup_hi = v.timing->speedup.hi;
   if (profile && v.profile) a.view["profile"] = profile_json(*v.profile);
   std::lock_guard lock(mu_);
-  a.turn = static_cast<int>(attempts_.size()) + 1;
+  a.turn = turn_ ? turn_.load() : static_cast<int>(attempts_.size()) + 1;
   a.view["candidate"] = a.candidate;
   attempts_.push_back(a);
   return a;

@@ -5,6 +5,7 @@
 #include "agent/cli_episodes.h"
 #include "agent/cli_install.h"
 #include "agent/cli_kind.h"
+#include "agent/llm_episodes.h"
 
 namespace kevo::cli {
 
@@ -33,6 +34,13 @@ Result<std::unique_ptr<evolve::EpisodeRunner>> agent_mutator(const std::string& 
   o.cli = *spec;
   o.work_root = store::default_work_dir(db) / "agent-episodes";
   return std::unique_ptr<evolve::EpisodeRunner>(std::make_unique<agent::CliEpisodes>(task, ev, o));
+}
+
+std::unique_ptr<evolve::EpisodeRunner> llm_mutator(const evolve::EpisodeLimits& limits, const Task& task,
+                                                   evolve::CandidateEvaluator& ev, llm::LlmClient& llm) {
+  agent::LlmEpisodeOptions o;
+  o.limits = limits;
+  return std::make_unique<agent::LlmEpisodes>(task, ev, llm, o);
 }
 
 }  // namespace kevo::cli

@@ -8,6 +8,8 @@
 
 #include "evolve/candidate_evaluator.h"
 #include "evolve/episode.h"
+#include "evolve/strategy.h"
+#include "llm/client.h"
 #include "store/run_db.h"
 #include "task/task.h"
 #include "util/result.h"
@@ -22,5 +24,9 @@ Result<bool> models_are_agents(const std::vector<std::string>& models);
 // work folder (agent-episodes/).
 Result<std::unique_ptr<evolve::EpisodeRunner>> agent_mutator(const std::string& model, const Task& task,
                                                              evolve::CandidateEvaluator& ev, const store::RunDb& db);
+
+// Tool-using episodes of the run's model (`mutator = "agent"`, agent/llm_episodes.h).
+std::unique_ptr<evolve::EpisodeRunner> llm_mutator(const evolve::EpisodeLimits& limits, const Task& task,
+                                                   evolve::CandidateEvaluator& ev, llm::LlmClient& llm);
 
 }  // namespace kevo::cli

@@ -52,7 +52,7 @@ extern "C" void on_evolve_sigint(int) {
 }
 
 struct EvolveArgs {
-  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file, verifier_model;
+  std::string task, strategy = "kevo-default", db, config_file, llm_mode, events_file, verifier_model, mutator;
   std::vector<std::string> models, overrides, events;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   int64_t budget_calls = 0, budget_tokens = 0, resume = 0;
@@ -168,6 +168,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
     opts.strategy = *s;
   }
   if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
+  if (cmd->count("--mutator")) opts.strategy.mutator = *evolve::parse_mutator(a.mutator);  // checked by CLI11
   if (!resumed) opts.budgets.max_candidates = opts.strategy.max_candidates;
   if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
   if (cmd->count("--budget-calls")) opts.budgets.max_calls = a.budget_calls;
@@ -345,6 +346,9 @@ int run_evolve(const EvolveArgs& a, CLI::App* cmd) {
     auto m = agent_mutator(launch.models.front(), task, *evaluator, **db);
     if (!m) return evolve_fail(m.error().message);
     episodes = std::move(*m);
+  } else if (plan->opts.strategy.mutator == evolve::Mutator::kAgent) {
+    if (!ens) return evolve_fail("--mutator agent needs a model (--model PROVIDER:MODEL): its episodes are that model's");
+    episodes = llm_mutator(plan->opts.strategy.episode, task, *evaluator, *ens);
   }
   evolve::Engine engine(task, *evaluator, **db, ens, ens, g_evolve_cancel);
   engine.set_episodes(episodes.get());
@@ -377,6 +381,10 @@ void register_evolve(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", a->models,
                   "Model spec (repeat for an ensemble); an agent CLI (claude-code:MODEL, codex:MODEL, "
                   "command:TEMPLATE) makes each proposal an episode of it (docs/AGENTS.md); none: offline tuning");
+  cmd->add_option("--mutator", a->mutator,
+                  "single: one model answer per proposal; agent: each proposal an episode in which the model calls "
+                  "kevo's tools (compile, evaluate, profile, submit) before it answers (default: the strategy's)")
+      ->check(CLI::IsMember({"single", "agent"}));
   cmd->add_option("--budget-candidates", a->budget_candidates, "Candidates to complete (default 45)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--budget-calls", a->budget_calls, "LLM calls")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));

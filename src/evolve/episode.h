@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "check/verdict.h"
 #include "evolve/proposal.h"
 #include "evolve/task_context.h"
@@ -30,6 +32,8 @@ struct EpisodeRequest {
   std::string source, name, idea;
   std::vector<int64_t> parents;  // the episode's previous attempt, so lineage follows its turns
   std::string model;             // what the run records as the candidate's model
+  int64_t episode = 0;           // the episode's number in the run (its job number)
+  int turn = 0;                  // the model turn that asked for it (0: not known)
 };
 
 struct EpisodeResult {
@@ -37,8 +41,28 @@ struct EpisodeResult {
   int64_t candidate = 0;  // the candidate recorded; 0 for a compile
 };
 
+// The run's token and money limits, which episodes spend turn by turn.
+struct SpendLimits {
+  std::optional<int64_t> tokens;
+  std::optional<double> usd;
+};
+
 class EpisodeBroker {
  public:
+  // From the run's thread: its limits and what it has recorded so far (every finished call).
+  void set_spend(SpendLimits limits, int64_t recorded_tokens, double recorded_usd);
+  // From an episode, after each model turn: the turn counts at once, so the run's budgets see an
+  // episode's spending before it ends. An error naming the budget once the recorded and in-flight
+  // spending reaches a limit: the episode stops at this turn.
+  Status charge(int64_t tokens, double usd);
+  // Whether another turn may start (the same test, spending nothing).
+  Status can_spend() const;
+  // From the run's thread: a finished episode's charges leave the in-flight total (the run then
+  // records the episode's whole spending as one call).
+  void settle(int64_t tokens, double usd);
+  int64_t tokens_in_flight() const;
+  double usd_in_flight() const;
+
   // From an episode's thread: waits until the run has evaluated and recorded the attempt. An error
   // when the run is stopping (its budget spent, Ctrl-C) or the attempt repeats an earlier program.
   Result<EpisodeResult> call(EpisodeRequest r);
@@ -51,11 +75,17 @@ class EpisodeBroker {
   std::optional<Waiting> take();
   // Every waiting and later call fails with `why`.
   void close(const std::string& why);
+  // Why calls fail now (nullopt: open), so an episode can end instead of asking again.
+  std::optional<std::string> closed() const;
 
  private:
-  std::mutex mu_;
+  Status over_locked() const;
+  mutable std::mutex mu_;
   std::deque<Waiting> waiting_;
   std::optional<std::string> closed_;
+  SpendLimits limits_;
+  int64_t recorded_tokens_ = 0, flying_tokens_ = 0;
+  double recorded_usd_ = 0, flying_usd_ = 0;
 };
 
 // What one episode came to, besides the candidates it left in the run.
@@ -66,8 +96,11 @@ struct EpisodeOutcome {
   std::string model;   // "claude-code:claude-sonnet-4-5"
   double cost_usd = 0;
   int64_t input_tokens = 0, output_tokens = 0;
+  int64_t charged_tokens = 0;  // what it charged through the broker turn by turn (settled at its end)
+  double charged_usd = 0;
   int64_t answer = 0;  // the candidate the agent submitted as its answer (0: none)
   std::string summary; // one line: how it ended
+  nlohmann::json record = nlohmann::json::object();  // its turns and calls, stored with the run's events
 };
 
 // The mutator of episodes (`kevo evolve --model claude-code:MODEL`, ...). Several run at once.

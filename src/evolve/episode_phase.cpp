@@ -26,6 +26,7 @@ std::optional<std::string> repeat_of(const RunState& s, const EpisodeRequest& q,
 
 Proposal attempt_proposal(const EpisodeRequest& q, const std::filesystem::path& file) {
   Proposal p;
+  p.job.no = q.episode;
   p.job.op = Op::kAgent;
   p.job.parents = q.parents;
   p.name = q.name;
@@ -33,9 +34,19 @@ Proposal attempt_proposal(const EpisodeRequest& q, const std::filesystem::path& 
   p.source = q.source;
   p.file = file;
   p.response.model = q.model;
+  // Where in its episode the attempt was made; the prompt was the episode's.
+  if (q.episode) p.response.text = q.turn ? fmt::format("episode {}, turn {}", q.episode, q.turn) : fmt::format("episode {}", q.episode);
   p.llm_ok = true;
   p.episode = true;
   return p;
+}
+
+// The run's candidate budget counts every attempt of every episode: past it, none is evaluated.
+std::optional<std::string> candidates_spent(const RunState& s, const EpisodeRequest& q) {
+  if (q.call == EpisodeCall::kCompile) return std::nullopt;
+  const int used = s.seq + static_cast<int>(s.pending.size());
+  if (used < s.opts.budgets.max_candidates) return std::nullopt;
+  return fmt::format("the run's candidate budget is spent ({} of {}): not evaluated", used, s.opts.budgets.max_candidates);
 }
 
 Status submit_attempt(RunState& s, EpisodeBroker::Waiting w) {
@@ -44,6 +55,12 @@ Status submit_attempt(RunState& s, EpisodeBroker::Waiting w) {
   const std::string fp = s.ev.fingerprint(q.source);
   if (auto why = repeat_of(s, q, fp)) {
     reply->set_value(fail("{}", *why));
+    return {};
+  }
+  if (auto spent = candidates_spent(s, q)) {
+    reply->set_value(fail("{}", *spent));
+    s.stop_with(store::StopKind::kBudgetCandidates, false);
+    s.broker.close(*spent);
     return {};
   }
   EvalRequest r;
@@ -89,11 +106,13 @@ Status complete_episode_attempt(RunState& s, Pending pe, const Verdict& v) {
   c.model = pe.proposal.response.model;
   c.name = pe.proposal.name;
   c.rationale = pe.proposal.rationale;
+  c.prompt = pe.proposal.response.text;
   auto stored = record(s, std::move(c), {});
   if (!stored) {
     pe.reply->set_value(stored.unexpected());
     return stored.unexpected();
   }
+  ++s.episode_candidates[pe.proposal.job.no];
   pe.reply->set_value(EpisodeResult{v, stored->id});
   return {};
 }
@@ -112,6 +131,7 @@ Proposal run_episode(RunState& s, Job j) {
   p.response.usage.output_tokens = o.output_tokens;
   p.name = o.answer ? fmt::format("episode (answer #{})", o.answer) : "episode";
   p.rationale = o.summary;
+  p.episode_account = {o.charged_tokens, o.charged_usd, std::move(o.record)};
   return p;
 }
 
@@ -119,13 +139,26 @@ Status account_episode(RunState& s, const Proposal& p) {
   store::LlmCallRow c = call_row(s, p, p.llm_ok ? "" : p.llm_error);
   c.model = p.response.model;
   c.purpose = to_string(Op::kAgent);
-  s.emit("episode", {{"ok", p.llm_ok}, {"model", p.response.model}, {"summary", p.rationale},
-                     {"error", p.llm_error}, {"cost_usd", p.response.cost_usd}});
+  nlohmann::json e = p.episode_account.record;
+  e.update({{"episode", p.job.no}, {"ok", p.llm_ok}, {"model", p.response.model}, {"summary", p.rationale},
+            {"error", p.llm_error}, {"cost_usd", p.response.cost_usd},
+            {"input_tokens", p.response.usage.input_tokens}, {"output_tokens", p.response.usage.output_tokens}});
+  s.emit("episode", e);
   ++s.calls;
+  s.broker.settle(p.episode_account.charged_tokens, p.episode_account.charged_usd);
   s.tokens += p.response.usage.total();
   s.cost += p.response.cost_usd;
+  s.broker.set_spend({s.opts.budgets.max_tokens, s.opts.budgets.max_usd}, s.tokens, s.cost);
   KEVO_TRY(s.db.add_llm_call(c));
-  if (p.llm_ok) {
+  // An episode that added no candidate (every attempt refused or a repeat) did nothing for the
+  // search: as many in a row as failed calls stop the run, so it cannot spin.
+  const int added = s.episode_candidates[p.job.no];
+  s.episode_candidates.erase(p.job.no);
+  if (p.llm_ok && added == 0) {
+    if (++s.llm_fail_in_row >= s.opts.max_llm_failures_in_row)
+      s.stop_with(store::StopKind::kLlmFailures, false,
+                  fmt::format("{} episodes in a row added no candidate, last: {}", s.llm_fail_in_row, p.rationale));
+  } else if (p.llm_ok) {
     s.llm_fail_in_row = 0;
   } else if (p.error_kind == llm::ErrorKind::kFatal) {
     s.stop_with(store::StopKind::kLlmFatal, true, p.llm_error);

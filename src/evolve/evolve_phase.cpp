@@ -147,7 +147,9 @@ bool slot_free(const RunState& s) { return static_cast<int>(s.pending.size()) < 
 // Starts proposals while a slot is free (so with one slot each result is recorded before the
 // next proposal is planned, as in a serial loop) and the budgets allow.
 void refill(RunState& s, Inflight& inflight) {
-  while (slot_free(s) && s.stop.empty() && inflight.size() < static_cast<size_t>(std::max(1, s.opts.strategy.parallel))) {
+  // An episode is not an evaluation: it may start (and think) while every slot is busy.
+  while ((slot_free(s) || s.episodes) && s.stop.empty() &&
+         inflight.size() < static_cast<size_t>(std::max(1, s.opts.strategy.parallel))) {
     const store::StopKind why = blocked(s, inflight.size() + s.pending.size());
     if (why != store::StopKind::kNone) {
       // Budgets reached with proposals still in flight: those finish; nothing new starts.
@@ -203,6 +205,7 @@ Status wait_briefly(RunState& s, Inflight& inflight, SteadyClock::time_point& la
 Status evolve_phase(RunState& s) {
   Inflight inflight;
   if (s.opts.strategy.info.archive) s.archive_examples = archive_examples(s);
+  s.broker.set_spend({s.opts.budgets.max_tokens, s.opts.budgets.max_usd}, s.tokens, s.cost);
   auto last_report = SteadyClock::now();
   while (true) {
     refill(s, inflight);
@@ -213,7 +216,7 @@ Status evolve_phase(RunState& s) {
     if (!done) return done.unexpected();
     if (*done) {
       KEVO_TRY(complete(s, std::move(**done)));
-    } else if (auto ready = slot_free(s) ? take_ready(inflight) : std::nullopt) {
+    } else if (auto ready = slot_free(s) || s.episodes ? take_ready(inflight) : std::nullopt) {
       if (s.user_cancel.cancelled()) s.stop_with(store::StopKind::kInterrupted, true);
       KEVO_TRY(handle(s, std::move(*ready)));
     } else {

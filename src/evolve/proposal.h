@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "check/reason.h"
 #include "evolve/candidate_evaluator.h"
 #include "evolve/llm_verifier.h"
@@ -44,6 +46,11 @@ struct Proposal {
   std::optional<VerifierAnswer> verifier;  // the LLM verifier's review, when one is configured
   // An agent episode (episode.h): its attempts are candidates already; this is its accounting.
   bool episode = false;
+  struct EpisodeAccount {
+    int64_t charged_tokens = 0;  // charged through the broker during the episode
+    double charged_usd = 0;
+    nlohmann::json record = nlohmann::json::object();  // its turns and calls (EpisodeOutcome::record)
+  } episode_account;
 };
 
 // The LLM verifier a proposal asks before its candidate is compiled (llm_verifier.h).

@@ -15,8 +15,9 @@ store::StopKind blocked(const RunState& s, size_t in_flight) {
   if (s.user_cancel.cancelled()) return K::kInterrupted;
   if (s.seq + static_cast<int>(in_flight) >= b.max_candidates) return K::kBudgetCandidates;
   if (b.max_calls && s.calls >= *b.max_calls) return K::kBudgetCalls;
-  if (b.max_tokens && s.tokens >= *b.max_tokens) return K::kBudgetTokens;
-  if (b.max_usd && s.cost >= *b.max_usd) return K::kBudgetUsd;
+  // Episodes still running count what their turns have spent so far.
+  if (b.max_tokens && s.tokens + s.broker.tokens_in_flight() >= *b.max_tokens) return K::kBudgetTokens;
+  if (b.max_usd && s.cost + s.broker.usd_in_flight() >= *b.max_usd) return K::kBudgetUsd;
   if (b.max_minutes && since(s.t0) >= *b.max_minutes * 60) return K::kBudgetMinutes;
   if (s.opts.strategy.stagnation > 0 && s.since_best >= s.opts.strategy.stagnation) return K::kStagnation;
   if (b.stop_at_sol && s.pop.best() && best_sol_fraction(s) >= *b.stop_at_sol) return K::kNearSol;

@@ -79,6 +79,7 @@ struct RunState : RunServices {
   bool told_not_profiled = false;            // "not profiled: why" is said once a run
   std::set<std::string> evaluating;          // fingerprints of the evaluations in flight
   std::map<int64_t, Pending> pending;        // evaluations in the pool, by ticket
+  std::map<int64_t, int> episode_candidates;  // candidates each running episode added, by its job number
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
   SteadyClock::time_point t0 = SteadyClock::now();

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "util/enum_text.h"
 #include "util/json_fields.h"
@@ -25,7 +26,16 @@ constexpr EnumText<Op> kOpTexts[] = {
     {Op::kAgent, "agent"},
 };
 
+constexpr EnumText<Mutator> kMutatorTexts[] = {
+    {Mutator::kSingle, "single"},
+    {Mutator::kAgent, "agent"},
+};
+
 }  // namespace
+
+const char* to_string(Mutator m) { return enum_text(kMutatorTexts, m); }
+
+std::optional<Mutator> parse_mutator(std::string_view s) { return enum_parse(kMutatorTexts, s); }
 
 const char* to_string(Op op) { return enum_text(kOpTexts, op); }
 
@@ -33,7 +43,7 @@ std::optional<Op> parse_op(std::string_view s) { return enum_parse(kOpTexts, s);
 
 std::vector<std::string> preset_names() {
   return {"kevo-default", "kevo-archive", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
-          "eoh", "funsearch", "ai-cuda-engineer"};
+          "eoh", "funsearch", "ai-cuda-engineer", "agent", "evoengineer-agent"};
 }
 
 Result<StrategyConfig> preset(std::string_view name) {
@@ -90,6 +100,18 @@ Result<StrategyConfig> preset(std::string_view name) {
     s.population.kind = PolicyKind::kElite;
     s.solutions_shown = 3;
     s.style = "ai-cuda-engineer";
+  } else if (name == "agent" || name == "evoengineer-agent") {
+    // Each proposal an episode with kevo's tools; its first message is the preset's prompt.
+    // agent: kevo-default's population (MAP-Elites) and operators; evoengineer-agent:
+    // EvoEngineer-Full's information and elite. Fewer episodes in flight: each holds several
+    // evaluations, and a budget of 45 candidates is about six episodes of up to 8 evaluations.
+    auto base = preset(name == "agent" ? "kevo-default" : "evoengineer-full");
+    if (!base) return base.unexpected();
+    s = *base;
+    s.name = std::string(name);
+    s.mutator = Mutator::kAgent;
+    s.repair_rounds = 0;  // an episode repairs its own failures
+    s.parallel = 4;
   } else if (name == "kevo-default") {
     // Everything, plus what kevo adds: diff edits, repair of failures, MAP-Elites diversity.
     s.info = {true, true, true};
@@ -135,7 +157,11 @@ nlohmann::json StrategyConfig::to_json() const {
           {"stagnation", stagnation},
           {"verify_fallbacks", verify_fallbacks},
           {"profile_feedback", profile_feedback},
-          {"style", style}};
+          {"style", style},
+          {"mutator", to_string(mutator)},
+          {"episode",
+           {{"turns", episode.turns}, {"evaluations", episode.evaluations}, {"tokens", episode.tokens},
+            {"minutes", episode.minutes}}}};
 }
 
 Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
@@ -179,9 +205,46 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.verify_fallbacks = f.get("verify_fallbacks", s.verify_fallbacks);
   s.profile_feedback = f.get("profile_feedback", s.profile_feedback);
   s.style = f.get("style", s.style);
+  const std::string mutator_text = f.get("mutator", std::string(to_string(s.mutator)));
+  auto mutator = parse_mutator(mutator_text);
+  if (!mutator) return fail("{}", enum_unknown(kMutatorTexts, "strategy.mutator", mutator_text));
+  s.mutator = *mutator;
+  JsonFields ep(f.object("episode"), "strategy.episode");
+  s.episode.turns = ep.get("turns", s.episode.turns);
+  s.episode.evaluations = ep.get("evaluations", s.episode.evaluations);
+  s.episode.tokens = ep.get("tokens", s.episode.tokens);
+  s.episode.minutes = ep.get("minutes", s.episode.minutes);
+  KEVO_TRY(ep.status());
   KEVO_TRY(f.status());
   return s;
 }
+
+namespace {
+
+// The agent keys of [evolve]: nullopt when `k` is none of them.
+std::optional<Status> parse_agent_key(const std::string& k, const toml::node& node, StrategyConfig& s) {
+  const auto line = node.source().begin.line;
+  if (k == "mutator") {
+    const std::string text = node.value<std::string>().value_or("");
+    auto m = parse_mutator(text);
+    if (!m) return fail("config line {}: {}", line, enum_unknown(kMutatorTexts, "evolve.mutator", text));
+    s.mutator = *m;
+    return Status{};
+  }
+  auto positive = [&](auto& out) -> Status {
+    auto v = node.value<double>();
+    if (!v || *v <= 0) return fail("config line {}: evolve.{} must be a number > 0", line, k);
+    out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
+    return {};
+  };
+  if (k == "episode_turns") return positive(s.episode.turns);
+  if (k == "episode_evaluations") return positive(s.episode.evaluations);
+  if (k == "episode_tokens") return positive(s.episode.tokens);
+  if (k == "episode_minutes") return positive(s.episode.minutes);
+  return std::nullopt;
+}
+
+}  // namespace
 
 Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base) {
   toml::table root;
@@ -258,6 +321,8 @@ Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig
         if (!w || *w < 0) return fail("config line {}: operator weight must be a number >= 0", line);
         s.operators.emplace_back(*op, *w);
       }
+    } else if (auto agent = parse_agent_key(k, node, s)) {
+      KEVO_TRY(*agent);
     } else {
       return fail("config line {}: unknown key evolve.{}", line, k);
     }

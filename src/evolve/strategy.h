@@ -35,6 +35,20 @@ struct InfoSources {
   bool archive = false;
 };
 
+// How a proposal is made: one model answer (single), or an episode in which the model calls kevo's
+// tools (compile, evaluate, profile, submit) over several turns before it answers (agent).
+enum class Mutator { kSingle, kAgent };
+const char* to_string(Mutator m);                    // "single", "agent"
+std::optional<Mutator> parse_mutator(std::string_view s);  // nullopt for other text
+
+// What one agent episode may spend before its best passing kernel becomes its answer.
+struct EpisodeLimits {
+  int turns = 24;           // model turns
+  int evaluations = 8;      // evaluate and profile calls (each one of the run's candidates)
+  int64_t tokens = 400000;  // input + output tokens of all its turns
+  double minutes = 20;      // wall time
+};
+
 struct StrategyConfig {
   std::string name = "kevo-default";
   InfoSources info;
@@ -52,6 +66,8 @@ struct StrategyConfig {
   // the baseline's next to the baseline; false leaves it out, so its effect can be compared.
   bool profile_feedback = true;
   std::string style;        // prompt style: "evoengineer", "eoh", "funsearch", "ai-cuda-engineer", "kevo"
+  Mutator mutator = Mutator::kSingle;
+  EpisodeLimits episode;    // with mutator agent
 
   nlohmann::json to_json() const;
   static Result<StrategyConfig> from_json(const nlohmann::json& j);
@@ -62,7 +78,8 @@ Result<StrategyConfig> preset(std::string_view name);
 
 // Reads an [evolve] table over `base`: strategy = "NAME" picks a preset first, then keys
 // (parallel, population, policy, islands, migration_interval, repair_rounds, stagnation,
-// max_candidates, info = ["task", "solutions", "insights", "archive"], operators = { mutate = 1.0, ... }).
+// max_candidates, info = ["task", "solutions", "insights", "archive"], operators = { mutate = 1.0, ... },
+// mutator = "agent", episode_turns, episode_evaluations, episode_tokens, episode_minutes).
 // Unknown keys are errors. A file without an [evolve] table leaves `base` as it is.
 Result<StrategyConfig> load_strategy_file(const std::filesystem::path& file, StrategyConfig base);
 Result<StrategyConfig> parse_strategy_toml(std::string_view text, StrategyConfig base);

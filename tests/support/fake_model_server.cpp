@@ -33,6 +33,8 @@ constexpr Api kAnthropic{"anthropic-messages", "toolu_", anthropic_tool_results,
                          529, "overloaded_error"};
 constexpr Api kOpenAi{"openai-responses", "call_", openai_tool_results, openai_find_tool, openai_offers_tools,
                       openai_answer, openai_text, openai_error, 503, "server_error"};
+constexpr Api kChat{"openai-chat-completions", "call_", chat_tool_results, chat_find_tool, chat_offers_tools,
+                    chat_answer, chat_text, openai_error, 503, "server_error"};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -145,9 +147,11 @@ void FakeModelServer::handle(const httplib::Request& req, httplib::Response& res
 
 // The answer written into `res`, and what to log about it.
 json FakeModelServer::answer(const httplib::Request& req, httplib::Response& res) {
-  const Api* api = req.method == "POST" && req.path == "/v1/messages"    ? &kAnthropic
-                   : req.method == "POST" && req.path == "/v1/responses" ? &kOpenAi
-                                                                         : nullptr;
+  const Api* api = req.method != "POST"                     ? nullptr
+                   : req.path == "/v1/messages"             ? &kAnthropic
+                   : req.path == "/v1/responses"            ? &kOpenAi
+                   : req.path == "/v1/chat/completions"     ? &kChat
+                                                            : nullptr;
   auto refuse = [&](int status, const std::string& why) {
     send(res, (api ? api : &kAnthropic)->error(status, "invalid_request_error", "kevo fake model server: " + why));
     return json{{"problem", why}};
@@ -167,7 +171,7 @@ json FakeModelServer::answer(const httplib::Request& req, httplib::Response& res
   const ScriptedTurn& turn = script_.turns[*k];
   std::vector<OfferedTool> tools;
   for (const auto& c : turn.tool_calls) {
-    auto t = api->find_tool(body, script_.server, c.tool);
+    auto t = c.unoffered ? std::optional<OfferedTool>(OfferedTool{c.tool, ""}) : api->find_tool(body, script_.server, c.tool);
     if (!t) {
       send(res, api->error(api->overloaded_status, api->overloaded_type, "tool not offered yet: " + c.tool));
       entry["note"] = "the scripted tool " + c.tool + " is not offered: answered overloaded, to be retried";

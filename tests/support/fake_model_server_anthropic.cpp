@@ -11,6 +11,14 @@ using nlohmann::json;
 
 namespace {
 
+// Messages carries a tool_use block's input as JSON: raw arguments that parse go as that value (an
+// array, a string), others as the text itself.
+json anthropic_input(const ScriptedToolCall& c) {
+  if (!c.raw_arguments) return c.arguments;
+  json v = json::parse(*c.raw_arguments, nullptr, false);
+  return v.is_discarded() ? json(*c.raw_arguments) : v;
+}
+
 constexpr size_t kJsonPiece = 256;  // the size of each partial_json piece, so a client must join them
 
 json usage(const json& body, int output_tokens) {
@@ -31,7 +39,7 @@ json content_blocks(const ScriptedTurn& turn, size_t k, const std::vector<Offere
     blocks.push_back({{"type", "tool_use"},
                       {"id", tool_call_id("toolu_", k, i)},
                       {"name", tools[i].name},
-                      {"input", turn.tool_calls[i].arguments}});
+                      {"input", anthropic_input(turn.tool_calls[i])}});
   return blocks;
 }
 

@@ -52,7 +52,7 @@ json function_call_item(const OfferedTool& tool, const std::string& call_id, con
 
 json stream_call(Stream& s, size_t index, const OfferedTool& tool, const ScriptedToolCall& call, size_t k) {
   const std::string call_id = tool_call_id("call_", k, index), item_id = tool_call_id("fc_", k, index);
-  const std::string args = call.arguments.dump();
+  const std::string args = call.wire_arguments();
   s.event("response.output_item.added",
           {{"output_index", index}, {"item", function_call_item(tool, call_id, item_id, "", "in_progress")}});
   for (size_t off = 0; off < args.size(); off += kArgsPiece)

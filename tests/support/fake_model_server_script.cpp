@@ -18,6 +18,11 @@ Result<ScriptedToolCall> parse_call(const nlohmann::json& j, const std::string& 
   c.tool = j["tool"].get<std::string>();
   c.arguments = j.value("arguments", nlohmann::json::object());
   if (!c.arguments.is_object()) return fail("{}.arguments: not an object", where);
+  if (j.contains("raw_arguments")) {
+    if (!j["raw_arguments"].is_string()) return fail("{}.raw_arguments: not a string", where);
+    c.raw_arguments = j["raw_arguments"].get<std::string>();
+  }
+  c.unoffered = j.value("unoffered", false);
   return c;
 }
 

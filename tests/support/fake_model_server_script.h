@@ -9,6 +9,8 @@
 //    "turns": [{"tool_calls": [{"tool": "task", "arguments": {}}]},
 //              {"tool_calls": [{"tool": "evaluate", "arguments": {"source": "..."}}]},
 //              {"text": "done"}]}
+// A call may also carry "raw_arguments" (its arguments' text, sent as it is) and "unoffered": true
+// (a tool the request does not offer, called by that name).
 #pragma once
 
 #include <filesystem>
@@ -25,6 +27,12 @@ namespace kevo::test {
 struct ScriptedToolCall {
   std::string tool;          // the MCP tool's own name ("evaluate")
   nlohmann::json arguments;  // an object
+  // A malformed call, as a model can send one: the arguments' text as it goes on the wire (not
+  // JSON, or not an object), and a tool the request does not offer (the name sent as it is).
+  std::optional<std::string> raw_arguments;
+  bool unoffered = false;
+  // The arguments' text on the wire.
+  std::string wire_arguments() const { return raw_arguments ? *raw_arguments : arguments.dump(); }
 };
 
 struct ScriptedTurn {

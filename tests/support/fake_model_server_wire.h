@@ -1,4 +1,4 @@
-// The two wire formats the loopback model server speaks, each in its own file:
+// The wire formats the loopback model server speaks, each in its own file:
 // - Anthropic Messages (POST /v1/messages): with "stream": true the server-sent events
 //   message_start, content_block_start, content_block_delta (text_delta, or input_json_delta for a
 //   tool_use block), content_block_stop, message_delta (stop_reason, usage), message_stop; without
@@ -54,6 +54,17 @@ WireAnswer openai_answer(const ScriptedTurn& turn, size_t k, const std::vector<O
                          const nlohmann::json& body);
 WireAnswer openai_text(const std::string& text, const nlohmann::json& body);
 WireAnswer openai_error(int status, const std::string& type, const std::string& message);
+
+// ---- OpenAI Chat Completions (POST /v1/chat/completions, not streamed: kevo's own LLM layer) ----
+// Tool results are `role: "tool"` messages with a tool_call_id; the answer is one chat.completion
+// object whose message carries tool_calls (finish_reason "tool_calls") or a text ("stop").
+std::vector<std::string> chat_tool_results(const nlohmann::json& body);
+std::optional<OfferedTool> chat_find_tool(const nlohmann::json& body, const std::string& server,
+                                          const std::string& tool);
+bool chat_offers_tools(const nlohmann::json& body);
+WireAnswer chat_answer(const ScriptedTurn& turn, size_t k, const std::vector<OfferedTool>& tools,
+                       const nlohmann::json& body);
+WireAnswer chat_text(const std::string& text, const nlohmann::json& body);
 
 // One server-sent event: "event: NAME\ndata: JSON\n\n".
 std::string sse_event(const std::string& name, const nlohmann::json& data);

@@ -39,9 +39,9 @@ struct PromptInput {
   const TaskContext* ctx = nullptr;
   std::vector<SolutionView> parents;   // the operator's inputs (mutate/diff: 1, crossover: 2)
   std::vector<InsightView> insights;   // used only when the strategy has I3
-  std::vector<ArchiveExampleView> archive;  // used only when the strategy's info has "archive"
   std::string failed_source;           // repair: the candidate that failed
   std::string feedback;                // repair: trimmed diagnostic or first mismatch
+  std::vector<ArchiveExampleView> archive;  // used only when the strategy's info has "archive"
 };
 
 struct Prompt {

@@ -21,8 +21,14 @@ baseline's `// kevo: tune` variants (and the baseline) in turn, each with a cons
 do not). `--latency-s S` holds every answer back S seconds, as a remote model would; requests are
 answered concurrently (a thread each), so N requests in flight take S seconds, not N x S.
 
-Usage: scripted_llm.py [--port N] [--root REPO] [--latency-s S] [--distinct [--first-answer K]];
-prints "PORT N" once listening. Stdlib only.
+With --tools, a request that offers tools (kevo's tool-using episodes, `--mutator agent`) is
+answered with tool calls in OpenAI's chat-completions form, by the turn the conversation is at (the
+assistant messages it holds): `task`, `compile` of a kernel that does not build, `evaluate` of one
+that writes nothing (a mismatch), then `--episode-evals` correct kernels (the rotation above, or
+--distinct's), then `submit` of the last one.
+
+Usage: scripted_llm.py [--port N] [--root REPO] [--latency-s S] [--distinct [--first-answer K]]
+[--tools [--episode-evals E]]; prints "PORT N" once listening. Stdlib only.
 """
 import argparse
 import http.server
@@ -144,9 +150,33 @@ class Script:
         return f"{name}_{number}", thought, src + f"\nconstexpr int kDistinctAnswer = {number};\n"
 
 
+def tool_turn(script, body, evals):
+    """The tool calls of a scripted episode's next turn, and a name for it."""
+    msgs = body.get("messages", [])
+    k = sum(1 for m in msgs if m.get("role") == "assistant")
+    prompt = "\n".join(str(m.get("content") or "") for m in msgs if m.get("role") in ("system", "user"))
+    if k == 0:
+        return "task", {}
+    if k == 1:
+        return "compile", {"source": BROKEN}
+    if k == 2:
+        return "evaluate", {"source": NOOP, "name": "noop", "idea": "skip the work (must be caught)"}
+    if k < 3 + evals:
+        name, thought, code = script.answer(prompt)
+        return "evaluate", {"source": code, "name": name, "idea": thought}
+    last = NOOP  # the conversation's own last evaluated kernel, as its assistant turns hold it
+    for m in msgs:
+        for c in m.get("tool_calls") or []:
+            if c.get("function", {}).get("name") == "evaluate":
+                last = json.loads(c["function"].get("arguments") or "{}").get("source", last)
+    return "submit", {"source": last}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     script = None
     latency_s = 0.0
+    tools = False
+    episode_evals = 3
 
     def log_message(self, *args):
         pass
@@ -164,6 +194,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self._json(400, {"error": {"message": "malformed JSON", "type": "invalid_request_error"}})
             return
+        if self.tools and body.get("tools"):
+            self._tool_answer(body)
+            return
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         name, thought, code = self.script.answer(prompt)
         if self.latency_s > 0:
@@ -176,6 +209,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
                       "total_tokens": (len(prompt) + len(text)) // 4},
+        })
+
+    def _tool_answer(self, body):
+        tool, args = tool_turn(self.script, body, self.episode_evals)
+        if self.latency_s > 0:
+            time.sleep(self.latency_s)
+        k = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        call = {"id": f"call_s{k}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+        size = len(json.dumps(body)) // 4
+        self._json(200, {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                         "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": size, "completion_tokens": 40, "total_tokens": size + 40},
         })
 
     def _json(self, code, obj):
@@ -196,9 +244,13 @@ def main():
     ap.add_argument("--first-answer", type=int, default=0,
                     help="--distinct: number answers from here (servers of several runs sharing a compile "
                          "cache give each a range of its own, so no answer is a cache hit)")
+    ap.add_argument("--tools", action="store_true", help="answer requests that offer tools with tool calls")
+    ap.add_argument("--episode-evals", type=int, default=3, help="--tools: correct kernels evaluated per episode")
     a = ap.parse_args()
     Handler.script = Script(a.root, a.distinct, a.first_answer)
     Handler.latency_s = a.latency_s
+    Handler.tools = a.tools
+    Handler.episode_evals = a.episode_evals
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True  # a request still sleeping does not hold the server's exit
     print(f"PORT {srv.server_address[1]}", flush=True)

@@ -113,7 +113,9 @@ void EpisodeLoop::run_calls(const llm::ChatResponse& r, json& turn) {
   llm::Message results{llm::Role::kUser, "", {}, {}};
   for (const auto& c : r.tool_calls) {
     ++calls_;
+    const auto t0 = std::chrono::steady_clock::now();
     DispatchedCall d = dispatch_tool_call(tools_, specs_, c);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     malformed_ += d.malformed;
     tool_errors_ += !d.malformed && d.result.is_error;
     if (d.tool == "submit" && !d.result.is_error) submitted_ = true;
@@ -121,7 +123,8 @@ void EpisodeLoop::run_calls(const llm::ChatResponse& r, json& turn) {
                  {"arguments", d.shown_arguments},
                  {"error", d.result.is_error},
                  {"malformed", d.malformed},
-                 {"result", clip(d.result.content, 300)}};
+                 {"result", clip(d.result.content, 300)},
+                 {"seconds", seconds}};  // the call's wall time, waiting for the evaluation pool included
     for (const char* k : {"candidate", "outcome", "speedup"})
       if (d.structured.is_object() && d.structured.contains(k)) call[k] = d.structured[k];
     turn["calls"].push_back(std::move(call));

@@ -130,6 +130,15 @@ ToolResultOr<Attempt> KernelSession::profile(const std::string& source, int64_t 
   return run_checker(src, "profile", candidate ? fmt::format("profile of #{}", candidate) : "profile", "", true);
 }
 
+// The session's failed attempt with exactly this source, if any.
+std::optional<Attempt> KernelSession::failed_attempt_of(const std::string& source) const {
+  std::lock_guard lock(mu_);
+  if (source.empty()) return std::nullopt;
+  for (const auto& a : attempts_)
+    if (a.source == source && a.outcome != store::CandidateOutcome::kPass) return a;
+  return std::nullopt;
+}
+
 // The session's passing attempt with exactly this source, if any (0: none).
 int64_t KernelSession::passing_attempt_of(const std::string& source) const {
   std::lock_guard lock(mu_);
@@ -140,6 +149,10 @@ int64_t KernelSession::passing_attempt_of(const std::string& source) const {
 
 ToolResultOr<json> KernelSession::submit(const std::string& source, int64_t candidate) {
   if (!source.empty() && passing_attempt_of(source) != 0) return submit("", passing_attempt_of(source));
+  if (auto failed = failed_attempt_of(source))  // judged already: running it again would change nothing
+    return ToolError{fmt::format("this source was evaluated as candidate #{}: {}; only a passing kernel can be "
+                                 "submitted", failed->candidate, store::to_string(failed->outcome)),
+                     std::nullopt};
   if (!source.empty()) {  // a new source is evaluated first, as any attempt
     auto a = run_checker(source, "submit", "submitted", "", false);
     if (auto* e = std::get_if<ToolError>(&a)) return *e;

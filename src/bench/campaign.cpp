@@ -112,6 +112,8 @@ void Campaign::read_back(TaskLedger& t, const store::RunRow& run, const store::R
 Status Campaign::slice(size_t i, TaskBandit& bandit) {
   TaskLedger& t = report.tasks[i];
   evolve::Engine engine(*tasks[i], *s.evaluator, db, s.llm, s.ensemble, *s.cancel);
+  auto episodes = s.episodes_for ? s.episodes_for(*tasks[i]) : nullptr;
+  engine.set_episodes(episodes.get());
   std::unique_ptr<evolve::EvalPool> pool;
   if (s.pool_for) {
     auto p = s.pool_for(*tasks[i]);

@@ -133,6 +133,8 @@ Result<BenchOutcome> run_bench(store::RunDb& db, const BenchSetup& s) {
       pool = std::move(*p);
     }
     evolve::Engine engine(*task, *s.evaluator, db, s.llm, s.ensemble, *s.cancel);
+    auto episodes = s.episodes_for ? s.episodes_for(*task) : nullptr;
+    engine.set_episodes(episodes.get());
     engine.set_pool(pool.get());
     engine.set_gpu_util(s.gpu_util);
     if (s.progress) engine.set_progress([&](const evolve::Progress& p) { s.progress(it.task, p); });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evolve/engine.h"
+#include "evolve/episode.h"
 #include "evolve/eval_pool.h"
 #include "results/table.h"
 #include "torch/time_result.h"
@@ -54,6 +55,8 @@ struct BenchSetup {
   // NVML's utilization of the GPUs that evaluate (util/nvml.h), one sampler over the whole bench:
   // each run reads its own window. Null: not known.
   const GpuUtilSampler* gpu_util = nullptr;
+  // Proposals as tool-using episodes (mutator agent): the runner for a task; null: model answers.
+  std::function<std::unique_ptr<evolve::EpisodeRunner>(const Task&)> episodes_for;
 };
 
 struct BenchOutcome {

@@ -12,6 +12,7 @@
 #include "bench/campaign.h"
 #include "bench/suite_runner.h"
 #include "check/evaluator.h"
+#include "cli/agent_mutator.h"
 #include "cli/commands.h"
 #include "cli/db_arg.h"
 #include "cli/evaluator_factory.h"
@@ -39,7 +40,8 @@ extern "C" void on_bench_sigint(int) {
 }
 
 struct BenchArgs {
-  std::string suite, strategy = "kevo-default", db, out, config_file, llm_mode;
+  std::string suite, strategy = "kevo-default", db, out, config_file, llm_mode, mutator;
+  int64_t budget_tokens = 0;
   std::vector<std::string> models;
   int budget_candidates = 0, parallel = 0, seeds = 3;
   double time_budget = 0;
@@ -106,6 +108,8 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
     lcfg.cache = *m;
   }
   if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
+  if (cmd->count("--mutator")) apply_mutator(opts.strategy, *evolve::parse_mutator(a.mutator));  // checked by CLI11
+  if (cmd->count("--budget-tokens")) opts.budgets.max_tokens = a.budget_tokens;
   opts.budgets.max_candidates = opts.strategy.max_candidates;
   if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
   if (cmd->count("--seed")) opts.seed = a.seed;
@@ -146,6 +150,12 @@ int run_bench_cmd(const BenchArgs& a, CLI::App* cmd) {
   }
   auto gpu_util = gpu_util_of(a.pool, a.fake_gpu, "kevo bench");
   setup.gpu_util = gpu_util.get();
+  if (opts.strategy.mutator == evolve::Mutator::kAgent) {
+    if (!ensemble) return bench_fail("--mutator agent needs a model (--model PROVIDER:MODEL): its episodes are that model's");
+    setup.episodes_for = [&, limits = opts.strategy.episode](const Task& t) {
+      return llm_mutator(limits, t, *evaluator, *ensemble);
+    };
+  }
   setup.pool_for = [&a, cmd, &db, dbpath](const Task& t) {
     return pool_of(a.pool, a.fake_gpu, cmd, **db, t, dbpath, "kevo bench");
   };
@@ -240,6 +250,12 @@ void register_bench(CLI::App& app, int& exit_code) {
   cmd->add_option("--strategy", a->strategy, "Strategy preset (see kevo evolve --help)");
   cmd->add_option("--model", a->models, "Model spec (repeat for an ensemble); none: offline tuning");
   cmd->add_option("--db", a->db, "Run database (default $KEVO_DB or ~/.local/share/kevo/runs.db)");
+  cmd->add_option("--mutator", a->mutator,
+                  "single or agent (each proposal a tool-using episode); changes the strategy's name (NAME+agent), "
+                  "so the two are separate tables to compare")
+      ->check(CLI::IsMember({"single", "agent"}));
+  cmd->add_option("--budget-tokens", a->budget_tokens, "LLM tokens per task (input + output, every turn counted)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
   cmd->add_option("--budget-candidates", a->budget_candidates, "Candidates per task (default: the strategy's)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--parallel", a->parallel, "Proposals in flight")->check(CLI::Range(1, 256));

@@ -168,7 +168,7 @@ Result<EvolvePlan> plan_evolve(const EvolveArgs& a, CLI::App* cmd, store::RunDb&
     opts.strategy = *s;
   }
   if (cmd->count("--parallel")) opts.strategy.parallel = a.parallel;
-  if (cmd->count("--mutator")) opts.strategy.mutator = *evolve::parse_mutator(a.mutator);  // checked by CLI11
+  if (cmd->count("--mutator")) apply_mutator(opts.strategy, *evolve::parse_mutator(a.mutator));  // checked by CLI11
   if (!resumed) opts.budgets.max_candidates = opts.strategy.max_candidates;
   if (cmd->count("--budget-candidates")) opts.budgets.max_candidates = a.budget_candidates;
   if (cmd->count("--budget-calls")) opts.budgets.max_calls = a.budget_calls;

@@ -15,6 +15,7 @@
 #include "cli/db_arg.h"
 #include "evolve/task_context.h"
 #include "results/candidate_ref.h"
+#include "results/episode_view.h"
 #include "results/verifier_matrix.h"
 #include "store/run_db.h"
 
@@ -90,8 +91,13 @@ void show_run_json(store::RunDb& db, const store::RunRow& r, const std::vector<s
             {"stop_reason", r.stop_reason}, {"best_candidate", r.best_candidate},
             {"best_speedup", r.best_speedup}, {"final", object_of(r.final_json)}, {"note", r.note},
             {"baseline", value_of(r.baseline_json)}, {"candidates", cs}};
-  if (auto ev = db.events(r.id); ev)
+  if (auto ev = db.events(r.id); ev) {
     if (auto m = results::verifier_matrix(*ev, cands); m.calls > 0) j["verifier"] = m.to_json();
+    if (auto eps = results::episodes_of(*ev); !eps.empty()) {
+      j["episodes"] = json::array();
+      for (const auto& e : eps) j["episodes"].push_back(e.to_json());
+    }
+  }
   std::printf("%s\n", j.dump(2).c_str());
 }
 
@@ -198,14 +204,20 @@ int show_cmd(const ShowArgs& a) {
   }
   show_header(*r);
   show_candidate_table(*cands);
+  std::vector<results::EpisodeView> episodes;
   if (auto ev = (*db)->events(a.run); ev) {
     std::string m = results::verifier_matrix(*ev, *cands).to_text();
     if (!m.empty()) std::printf("\n%s", m.c_str());
+    episodes = results::episodes_of(*ev);
+    std::printf("%s", results::episodes_text(episodes, *cands).c_str());
   }
   const json f = object_of(r->final_json);
   show_held_out(f, *cands);
   show_winner_pytorch(f);
   const int64_t winner = f.value("winner", int64_t{0});
+  if (const auto* e = winner ? results::episode_of(episodes, winner) : nullptr)
+    std::printf("the winner came from episode %lld: %lld tokens, $%.4f, %d evaluation(s)\n",
+                static_cast<long long>(e->episode), static_cast<long long>(e->tokens()), e->cost_usd, e->evaluations);
   if (const int64_t shown = winner ? winner : r->best_candidate) show_lineage(*cands, shown, winner != 0);
   return 0;
 }

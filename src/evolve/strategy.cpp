@@ -41,6 +41,12 @@ const char* to_string(Op op) { return enum_text(kOpTexts, op); }
 
 std::optional<Op> parse_op(std::string_view s) { return enum_parse(kOpTexts, s); }
 
+void apply_mutator(StrategyConfig& s, Mutator m) {
+  if (s.mutator == m) return;
+  s.mutator = m;
+  s.name += std::string("+") + to_string(m);
+}
+
 std::vector<std::string> preset_names() {
   return {"kevo-default", "kevo-archive", "evoengineer-free", "evoengineer-insight", "evoengineer-full",
           "eoh", "funsearch", "ai-cuda-engineer", "agent", "evoengineer-agent"};

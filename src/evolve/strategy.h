@@ -73,6 +73,10 @@ struct StrategyConfig {
   static Result<StrategyConfig> from_json(const nlohmann::json& j);
 };
 
+// Sets the mutator; a change from the preset's renames the strategy ("evoengineer-full+agent"), so
+// runs of the two are told apart in tables.
+void apply_mutator(StrategyConfig& s, Mutator m);
+
 std::vector<std::string> preset_names();
 Result<StrategyConfig> preset(std::string_view name);
 

@@ -167,6 +167,7 @@ Aggregates aggregate(const std::vector<TaskResult>& tasks) {
     if (result) {
       ++a.correct;
       solved.push_back(*result);
+      a.slower += *result < 1.0;
     }
     all.push_back(result.value_or(1.0));
     opt.push_back(result);

@@ -90,6 +90,7 @@ struct Aggregates {
   double validity_rate = 0, compile_rate = 0;       // pooled over candidates
   int64_t llm_calls = 0, tokens = 0;
   double cost_usd = 0;
+  int slower = 0;  // tasks whose verified result is slower than their baseline: a mean must not hide them
 };
 Aggregates aggregate(const std::vector<TaskResult>& tasks);
 

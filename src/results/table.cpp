@@ -82,7 +82,7 @@ json BenchTable::to_json() const {
             {"median_speedup", speed(agg.median)}, {"geomean_speedup", speed(agg.geomean)},
             {"mean_speedup", speed(agg.mean)}, {"median_speedup_all", speed(agg.median_all)},
             {"geomean_speedup_all", speed(agg.geomean_all)}, {"mean_speedup_all", speed(agg.mean_all)},
-            {"fast_1", agg.fast_1}, {"fast_1.5", agg.fast_1_5}, {"fast_2", agg.fast_2},
+            {"fast_1", agg.fast_1}, {"fast_1.5", agg.fast_1_5}, {"fast_2", agg.fast_2}, {"slower", agg.slower},
             {"candidates", agg.candidates}, {"valid", agg.valid}, {"compiled", agg.compiled},
             {"validity_rate", agg.validity_rate}, {"compile_rate", agg.compile_rate},
             {"llm_calls", agg.llm_calls}, {"tokens", agg.tokens}, {"cost_usd", agg.cost_usd}};
@@ -205,12 +205,12 @@ std::string markdown(const BenchTable& t) {
       "\n| aggregate | value |\n|---|---:|\n"
       "| tasks with a correct candidate | {} of {} |\n"
       "| median speedup (correct tasks) | {} |\n| geometric mean speedup (correct tasks) | {} |\n"
-      "| mean speedup (correct tasks) | {} |\n"
+      "| mean speedup (correct tasks) | {} |\n| correct tasks slower than their baseline | {} |\n"
       "| median / geomean / mean, unsolved as 1.0x | {} / {} / {} |\n"
       "| fast_1 | {} |\n| fast_1.5 | {} |\n| fast_2 | {} |\n"
       "| validity rate | {} ({} of {}) |\n| compile rate | {} ({} of {}) |\n"
       "| LLM calls | {} |\n| total tokens | {} |\n| total cost | {} |\n{}",
-      a.correct, a.tasks, fmt_speedup(a.median), fmt_speedup(a.geomean), fmt_speedup(a.mean),
+      a.correct, a.tasks, fmt_speedup(a.median), fmt_speedup(a.geomean), fmt_speedup(a.mean), a.slower,
       fmt_speedup(a.median_all), fmt_speedup(a.geomean_all), fmt_speedup(a.mean_all), fmt_pct(a.fast_1),
       fmt_pct(a.fast_1_5), fmt_pct(a.fast_2), fmt_pct(a.validity_rate), a.valid, a.candidates,
       fmt_pct(a.compile_rate), a.compiled, a.candidates, a.llm_calls, a.tokens, fmt_usd(a.cost_usd),
@@ -268,27 +268,30 @@ std::string compare_markdown(const std::vector<BenchTable>& ts) {
   std::string s = "## Comparison\n\n| task |";
   std::string rule = "|---|";
   for (size_t i = 0; i < ts.size(); ++i) {
-    s += fmt::format(" [{}] speedup |", i + 1);
-    rule += "---:|";
+    s += fmt::format(" [{0}] speedup | [{0}] tokens | [{0}] candidates |", i + 1);
+    rule += "---:|---:|---:|";
   }
   s += "\n" + rule + "\n";
+  // What each result cost beside it, so a search that spends more per winner shows it.
   for (const auto& n : union_tasks(ts)) {
     s += "| " + md_cell(n) + " |";
     for (const auto& t : ts) {
       const auto* r = row_of(t, n);
-      s += " " + (r ? fmt_speedup(r->speedup) : std::string("-")) + " |";
+      s += r ? fmt::format(" {} | {} | {} |", fmt_speedup(r->speedup), r->tokens, r->candidates) : " - | - | - |";
     }
     s += "\n";
   }
+  const std::string pad = " | | |";  // closes the value, then the empty tokens and candidates cells
   auto agg_row = [&](const char* name, auto f) {
     s += fmt::format("| **{}** |", name);
-    for (const auto& t : ts) s += " " + f(t.agg) + " |";
+    for (const auto& t : ts) s += " " + f(t.agg) + pad;
     s += "\n";
   };
   agg_row("correct tasks", [](const Aggregates& a) { return fmt::format("{} of {}", a.correct, a.tasks); });
   agg_row("median", [](const Aggregates& a) { return fmt_speedup(a.median); });
   agg_row("geomean", [](const Aggregates& a) { return fmt_speedup(a.geomean); });
   agg_row("mean", [](const Aggregates& a) { return fmt_speedup(a.mean); });
+  agg_row("slower than the baseline", [](const Aggregates& a) { return std::to_string(a.slower); });
   agg_row("fast_1", [](const Aggregates& a) { return fmt_pct(a.fast_1); });
   agg_row("fast_1.5", [](const Aggregates& a) { return fmt_pct(a.fast_1_5); });
   agg_row("fast_2", [](const Aggregates& a) { return fmt_pct(a.fast_2); });
@@ -296,6 +299,12 @@ std::string compare_markdown(const std::vector<BenchTable>& ts) {
   agg_row("compile rate", [](const Aggregates& a) { return fmt_pct(a.compile_rate); });
   agg_row("tokens", [](const Aggregates& a) { return std::to_string(a.tokens); });
   agg_row("cost", [](const Aggregates& a) { return fmt_usd(a.cost_usd); });
+  agg_row("tokens per correct task", [](const Aggregates& a) {
+    return a.correct ? std::to_string(a.tokens / a.correct) : std::string("-");
+  });
+  agg_row("candidates per correct task", [](const Aggregates& a) {
+    return a.correct ? fmt::format("{:.1f}", static_cast<double>(a.candidates) / a.correct) : std::string("-");
+  });
   s += "\n";
   for (size_t i = 0; i < ts.size(); ++i)
     s += fmt::format("[{}] {} ({}{})\n", i + 1, md_cell(ts[i].key.label()), ts[i].db,

@@ -81,8 +81,11 @@ TEST(BenchTable, RecordedRunTablesMatchTheDatabase) {
   std::vector<BenchTable> two = {t, again->front()};
   two[1].key.strategy = "eoh";
   std::string cmp = compare_markdown(two);
-  EXPECT_NE(cmp.find("| alpha | 2.400x | 2.400x |"), std::string::npos) << cmp;
-  EXPECT_NE(cmp.find("| **fast_2** | 33.3% | 33.3% |"), std::string::npos) << cmp;
+  const auto* alpha = &t.tasks[0];
+  const std::string cells = fmt::format("2.400x | {} | {} |", alpha->tokens, alpha->candidates);
+  EXPECT_NE(cmp.find("| alpha | " + cells + " " + cells), std::string::npos) << "speedup, tokens, candidates side by side\n" << cmp;
+  EXPECT_NE(cmp.find("| **fast_2** | 33.3% | | | 33.3% | | |"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("| **slower than the baseline** | 0 |"), std::string::npos) << cmp;
   EXPECT_NE(compare_csv(two).find("eoh,fake:m1,1,gamma"), std::string::npos);
   std::filesystem::remove_all(dir);
 }

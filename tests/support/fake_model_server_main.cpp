@@ -12,7 +12,7 @@
 #include "support/fake_model_server.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"A scripted loopback model server (Anthropic Messages and OpenAI Responses)"};
+  CLI::App app{"A scripted loopback model server (Anthropic Messages, OpenAI Responses and Chat Completions)"};
   std::string script_file, log_file, port_file;
   int port = 0;
   app.add_option("--script", script_file, "the script: {\"server\": ..., \"turns\": [...]}")->required();

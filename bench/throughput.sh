@@ -14,7 +14,9 @@
 # seconds), IN_FLIGHT ("4 16"), STRATEGY (evoengineer-full: it takes whole kernels, which is what
 # the server sends), SEEDS and TIME_BUDGET (kevo's defaults unless set), GPUS (kevo's --gpus, all),
 # EVALS_PER_GPU (kevo's --evals-per-gpu; kevo's default, 2, unless set), NO_RACE=1 (kevo's
-# --no-race: every candidate timed to precision, to compare with racing).
+# --no-race: every candidate timed to precision, to compare with racing), MUTATOR=agent (kevo's
+# --mutator agent: each proposal a tool-using episode; the server answers with tool calls, and
+# EPISODE_EVALS correct kernels per episode, default 4).
 # Needs a GPU (it exits 2 without one); KEVO_THROUGHPUT_FAKE=1 runs it with --fake-gpu instead, to
 # test the script itself on a machine without one (its figures then mean nothing).
 # Logs, run databases and events go to OUT_DIR: L<latency>-P<in-flight>.{log,db,events.jsonl,
@@ -42,6 +44,7 @@ EXTRA=()
 [[ -n ${SEEDS:-} ]] && EXTRA+=(--seeds "$SEEDS")
 [[ -n ${TIME_BUDGET:-} ]] && EXTRA+=(--time-budget "$TIME_BUDGET")
 [[ ${NO_RACE:-0} == 1 ]] && EXTRA+=(--no-race)
+[[ -n ${MUTATOR:-} ]] && EXTRA+=(--mutator "$MUTATOR")
 max_p=1
 for p in $IN_FLIGHT; do ((p > max_p)) && max_p=$p; done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$W/gpu.txt" 2>&1
@@ -52,7 +55,8 @@ trap stop_llm EXIT
 # Starts the model server with latency $1, answers numbered from $2, its log in $3; sets PORT.
 start_llm() {
   stop_llm
-  python3 bench/scripted_llm.py --root . --latency-s "$1" --distinct --first-answer "$2" > "$3" 2>&1 &
+  python3 bench/scripted_llm.py --root . --latency-s "$1" --distinct --first-answer "$2" \
+    ${MUTATOR:+--tools --episode-evals "${EPISODE_EVALS:-4}"} > "$3" 2>&1 &
   LLM=$!
   PORT=""
   for _ in $(seq 100); do

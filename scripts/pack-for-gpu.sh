@@ -25,6 +25,8 @@ for l in $(ldd .carry/bin/kevo | awk '/libpqxx|libpq\.|libldap-2|liblber-2/ {pri
   cp -L "$l" .carry/lib/
 done
 [ -f "$B/bin/kevo-bench-queue" ] && objcopy --strip-debug "$B/bin/kevo-bench-queue" .carry/bin/kevo-bench-queue
+# The loopback model server (both providers' wire formats) for bench/agent_episode.sh.
+[ -f "$B/bin/kevo-fake-model" ] && objcopy --strip-debug "$B/bin/kevo-fake-model" .carry/bin/kevo-fake-model
 # KernelBench's level-1/2 problems (gpu-check phase kboracle, bench/kb_oracle.sh reads BUILD/kb), when
 # the shared copy is there: ~0.8 MiB of .py files.
 if [ -d ../shared/kernelbench/level1 ]; then

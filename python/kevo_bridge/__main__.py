@@ -113,6 +113,11 @@ class Bridge:
         return self._need_ref().describe(stats=bool(req.get("stats", True)),
                                          forward=req.get("forward", "auto"))
 
+    def op_unread(self, req):
+        """The module's tensors the last describe found its outputs never read (reads.py): they
+        are not among its weights."""
+        return {"unread": self._need_ref().unread}
+
     def op_grad_probe(self, req):
         return self._need_ref().grad_probe()
 

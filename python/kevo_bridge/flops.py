@@ -28,7 +28,7 @@ _FREE = {
     "clone", "copy_", "_to_copy", "contiguous", "empty", "empty_like", "empty_strided", "zeros",
     "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "fill", "zero_", "detach", "alias",
     "slice", "select", "index_select", "index", "gather", "cat", "stack", "split", "split_with_sizes",
-    "chunk", "unbind", "flatten", "unflatten", "as_strided", "new_empty", "new_zeros", "new_ones",
+    "chunk", "unsafe_chunk", "unsafe_split", "unbind", "flatten", "unflatten", "as_strided", "new_empty", "new_zeros", "new_ones",
     "new_full", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy", "_reshape_alias", "lift",
     "narrow", "expand_as", "view_as", "repeat", "roll", "flip", "tril", "triu", "diag", "diag_embed",
     "diagonal", "masked_fill", "masked_fill_", "constant_pad_nd", "pad", "set_", "resize_",

@@ -152,6 +152,8 @@ class Reference:
                 self.callable = self.fn
         self.device = "cpu"
         self.compiled = None
+        self.unread = []
+        self._bindings = self._attribute_bindings()
 
     # ---- names ------------------------------------------------------------------------------
     def _forward_param_names(self):
@@ -233,7 +235,10 @@ class Reference:
             info["path"] = path
             info["kind"] = kind
             weights.append(info)
-        outs, method = self._output_shapes(xs, forward, None if values else self.sample_inputs)
+        outs, method, unread = self._output_shapes(xs, forward, None if values else self.sample_inputs)
+        self.unread = [{"name": w["name"], "path": w["path"], "kind": w["kind"], "shape": w["shape"]}
+                       for w in weights if w["path"] in unread]
+        weights = [w for w in weights if w["path"] not in unread]
         outputs = []
         for i, o in enumerate(outs):
             n = "out" if len(outs) == 1 else f"out{i}"
@@ -254,6 +259,7 @@ class Reference:
             "weights": weights,
             "outputs": outputs,
             "output_shapes_from": method,
+            "unread": self.unread,
         }
 
     def count_flops(self):
@@ -264,7 +270,7 @@ class Reference:
             return flops.count(self.fn, xs)
         state = self._state_dict_on("meta")
         return flops.count(
-            lambda *a: torch.nn.utils.stateless.functional_call(self.model, state, tuple(a)), xs)
+            lambda *a: functional_call(self.model, state, tuple(a)), xs)
 
     def _state_dict_on(self, device):
         return {p: torch.empty_like(t, device=device) for _, p, t, _ in self.weight_items()}
@@ -273,15 +279,17 @@ class Reference:
         errors = []
         if forward in ("auto", "meta"):
             try:
-                from .flops import MetaShim
+                from .reads import Reads
                 mx = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in xs]
-                with torch.no_grad(), MetaShim():
+                state = self._state_dict_on("meta") if self.model is not None else {}
+                reads = Reads(list(state.items()))
+                with torch.no_grad(), reads:
                     if self.model is not None:
-                        out = torch.nn.utils.stateless.functional_call(
-                            self.model, self._state_dict_on("meta"), tuple(mx))
+                        out = functional_call(self.model, state, tuple(mx))
                     else:
                         out = self.fn(*mx)
-                return _flatten_outputs(out, self.path), "meta"
+                outs = _flatten_outputs(out, self.path)
+                return outs, "meta", set(state) - reads.reaching(outs)
             except ReferenceError_:
                 raise
             except Exception as e:  # an op without a meta kernel: fall back to a real run
@@ -296,9 +304,11 @@ class Reference:
                 + "; ".join(errors) + ")")
         if redraw is not None:
             xs = redraw()  # a real run needs real values
+        self._restore_attributes()
         with torch.no_grad():
             out = self.callable(*xs)
-        return _flatten_outputs(out, self.path), "cpu"
+        self._restore_attributes()
+        return _flatten_outputs(out, self.path), "cpu", set()
 
     # ---- autograd ---------------------------------------------------------------------------
     def grad_probe(self):
@@ -328,7 +338,7 @@ class Reference:
         try:
             with torch.enable_grad(), MetaShim():
                 if self.model is not None:
-                    out = torch.nn.utils.stateless.functional_call(self.model, state, tuple(args))
+                    out = functional_call(self.model, state, tuple(args))
                 else:
                     out = self.fn(*args)
             ys = _flatten_outputs(out, self.path)
@@ -351,14 +361,27 @@ class Reference:
         }
 
     # ---- run --------------------------------------------------------------------------------
+    def _attribute_bindings(self):
+        if self.model is None:
+            return []
+        return [(mod, k, v) for _, mod in self.model.named_modules() for k, v in list(vars(mod).items())
+                if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
+
+    def _restore_attributes(self):
+        """A forward may rebind its tensor attributes (self.c0 = self.h0.to(x.device) makes c0 the
+        very tensor h0 is): each call starts from the bindings the module was built with, so the
+        weights kevo sets land in the module's own tensors, never one in another's."""
+        for mod, k, v in self._bindings:
+            vars(mod)[k] = v
+
     def to_device(self, device):
+        self._restore_attributes()
         if device != self.device:
             if self.model is not None:
                 self.model.to(device)
-                for mod_path, mod in self.model.named_modules():  # .to() leaves these behind
-                    for k, v in list(vars(mod).items()):
-                        if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
-                            setattr(mod, k, v.to(device))
+                for mod, k, v in self._bindings:  # .to() leaves these behind
+                    vars(mod)[k] = v.to(device)
+                self._bindings = self._attribute_bindings()
             self.device = device
             self.compiled = None
 
@@ -399,6 +422,27 @@ class Reference:
         with torch.no_grad():
             out = self.callable(*args)
         return _flatten_outputs(out, self.path)
+
+
+def functional_call(model, state, args):
+    """model(*args) with its parameters, buffers and tensor attributes replaced by state's
+    ({torch path: tensor}). torch 1.13's functional_call swaps attributes but not the list of
+    weights an RNN module keeps (_flat_weights), so an LSTM would still see its own tensors (on
+    another device): those lists are rebuilt from state for the call."""
+    saved = []
+    for path, mod in model.named_modules():
+        names = getattr(mod, "_flat_weights_names", None)
+        if not isinstance(mod, torch.nn.RNNBase) or names is None:
+            continue
+        prefix = path + "." if path else ""
+        flat = [state.get(prefix + n, getattr(mod, n, None)) for n in names]
+        saved.append((mod, mod._flat_weights))
+        mod._flat_weights = flat
+    try:
+        return torch.nn.utils.stateless.functional_call(model, state, args)
+    finally:
+        for mod, flat in saved:
+            mod._flat_weights = flat
 
 
 def _reached_leaves(ys):

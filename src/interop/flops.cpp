@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
+#include "interop/flop_factor.h"
 #include "task/expr.h"
 
 namespace kevo::interop {
@@ -47,47 +49,57 @@ Result<FlopCount> count_flops(torch::TorchBridge& b) {
   return flop_count_from(*r);
 }
 
-Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
-                                  const std::map<std::string, std::pair<int64_t, FlopCount>>& probes,
-                                  const std::vector<std::pair<std::string, FlopSample>>& configs,
-                                  const std::vector<std::string>& order) {
-  for (const auto& [g, p] : probes)
-    if (!aligned(base, p.second)) return fail("the operations run change when '{}' changes", g);
-  std::vector<const std::pair<std::string, FlopSample>*> usable;
-  for (const auto& c : configs)
-    if (aligned(base, *c.second.count)) usable.push_back(&c);
-  // Terms by their non-constant factors; constants go into the coefficient.
-  std::vector<std::pair<std::string, double>> terms;
-  for (size_t i = 0; i < base.records.size(); ++i) {
-    const FlopRecord& r = base.records[i];
-    double coef = static_cast<double>(r.coef);
-    std::vector<std::string> factors;
-    for (size_t k = 0; k < r.factors.size(); ++k) {
-      AxisSamples s;
-      s.base = r.factors[k];
-      for (const auto& [g, p] : probes) s.probes[g] = {p.first, p.second.records[i].factors[k]};
-      std::vector<std::pair<const Dims*, int64_t>> checks;
-      for (const auto* c : usable) checks.emplace_back(c->second.dims, c->second.count->records[i].factors[k]);
-      auto a = fit_axis(s, base_dims, checks, 8);
-      if (!a)
-        return fail("factor {} of {} ({} at the original sizes) is no expression of the sizes", k, r.op, r.factors[k]);
-      if (axis_is_constant(*a))
-        coef *= static_cast<double>(a->constant / a->divisor);
-      else
-        factors.push_back(paren(axis_expr(*a, order)));
+FlopCount merge_repeats(const FlopCount& c) {
+  FlopCount out;
+  out.total = c.total;
+  out.unknown = c.unknown;
+  std::map<std::tuple<std::string, std::string, int64_t, std::vector<int64_t>>, size_t> at;
+  for (const auto& r : c.records) {
+    auto [it, fresh] = at.try_emplace({r.op, r.kind, r.coef, r.factors}, out.records.size());
+    if (fresh) {
+      out.records.push_back(r);
+      out.records.back().factors.push_back(1);
+    } else {
+      ++out.records[it->second].factors.back();
     }
-    std::sort(factors.begin(), factors.end());
-    std::string key;
-    for (const auto& f : factors) {
-      if (!key.empty()) key += '*';
-      key += f;
-    }
-    auto it = std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.first == key; });
-    if (it == terms.end())
-      terms.emplace_back(key, coef);
-    else
-      it->second += coef;
   }
+  return out;
+}
+
+namespace {
+
+using Probes = std::map<std::string, std::pair<int64_t, FlopCount>>;
+
+// Record i's term: its constant part and its non-constant factors, sorted; nullopt with the reason
+// when a factor has no expression.
+Result<std::pair<double, std::string>> term_of(const FlopSamples& in, const FlopCount& base, const Probes& probes,
+                                               const std::vector<const std::pair<std::string, FlopSample>*>& usable,
+                                               size_t i) {
+  const FlopRecord& r = base.records[i];
+  double coef = static_cast<double>(r.coef);
+  std::vector<std::string> factors;
+  for (size_t k = 0; k < r.factors.size(); ++k) {
+    FactorSamples s;
+    s.axis.base = r.factors[k];
+    for (const auto& [g, p] : probes) s.axis.probes[g] = {p.first, p.second.records[i].factors[k]};
+    for (const auto* c : usable) s.checks.emplace_back(c->second.dims, c->second.count->records[i].factors[k]);
+    s.main_dims = in.main_dims;
+    s.all_configs = usable.size() == in.configs.size();
+    auto f = fit_factor(s, *in.base_dims, in.order, in.derived);
+    if (!f) return fail("factor {} of {} ({} at the original sizes) is no expression of the sizes", k, r.op, r.factors[k]);
+    coef *= static_cast<double>(f->coef);
+    factors.insert(factors.end(), f->names.begin(), f->names.end());
+  }
+  std::sort(factors.begin(), factors.end());
+  std::string key;
+  for (const auto& f : factors) {
+    if (!key.empty()) key += '*';
+    key += f;
+  }
+  return std::pair{coef, key};
+}
+
+std::string sum_text(const std::vector<std::pair<std::string, double>>& terms) {
   std::string expr;
   for (const auto& [key, coef] : terms) {
     if (coef == 0) continue;
@@ -97,20 +109,63 @@ Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
     expr += t;
   }
   if (expr.empty()) expr.assign(1, '0');  // (not operator=(const char*): GCC 12 -Wrestrict false positive)
-  DerivedFlops out{expr, {}};
-  auto v = eval_expr(expr, base_dims);
+  return expr;
+}
+
+Result<DerivedFlops> derive_aligned(const FlopSamples& in, const FlopCount& base, const Probes& probes,
+                                    const std::vector<std::pair<std::string, FlopSample>>& configs) {
+  std::vector<const std::pair<std::string, FlopSample>*> usable;
+  for (const auto& c : configs)
+    if (aligned(base, *c.second.count)) usable.push_back(&c);
+  // Terms by their non-constant factors; constants go into the coefficient.
+  std::vector<std::pair<std::string, double>> terms;
+  for (size_t i = 0; i < base.records.size(); ++i) {
+    auto t = term_of(in, base, probes, usable, i);
+    if (!t) return t.unexpected();
+    auto it = std::find_if(terms.begin(), terms.end(), [&](const auto& x) { return x.first == t->second; });
+    if (it == terms.end())
+      terms.emplace_back(t->second, t->first);
+    else
+      it->second += t->first;
+  }
+  DerivedFlops out{sum_text(terms), {}};
+  const Dims& at_main = in.main_dims ? *in.main_dims : *in.base_dims;
+  auto v = eval_expr(out.expr, at_main);
   if (!v || !same_count(*v, base.total))
-    return fail("the derived expression {} does not give the counted {} at the original sizes", expr, base.total);
+    return fail("the derived expression {} does not give the counted {} at the original sizes", out.expr, base.total);
   for (const auto* c : usable) {
-    if (out.checked_at.size() >= 2) break;
-    auto cv = eval_expr(expr, *c->second.dims);
+    auto cv = eval_expr(out.expr, *c->second.dims);
     if (!cv || !same_count(*cv, c->second.count->total))
-      return fail("the derived expression {} gives {} at config '{}', the counter {}", expr,
+      return fail("the derived expression {} gives {} at config '{}', the counter {}", out.expr,
                   cv ? *cv : -1.0, c->first, c->second.count->total);
-    out.checked_at.push_back(c->first);
+    if (out.checked_at.size() < 2) out.checked_at.push_back(c->first);
   }
   if (out.checked_at.size() < 2) return fail("fewer than two configs to check the derived expression against");
   return out;
+}
+
+}  // namespace
+
+Result<DerivedFlops> derive_flops(const FlopSamples& in) {
+  std::string moved;
+  for (const auto& [g, p] : in.probes)
+    if (moved.empty() && !aligned(*in.base, p.second)) moved = g;
+  if (moved.empty()) return derive_aligned(in, *in.base, in.probes, in.configs);
+  // A loop over a size (an RNN's time steps) runs the same operations more often: the records,
+  // merged with their repeats, align again, each repeat count one more factor.
+  FlopCount mbase = merge_repeats(*in.base);
+  Probes mprobes;
+  for (const auto& [g, p] : in.probes) {
+    mprobes[g] = {p.first, merge_repeats(p.second)};
+    if (!aligned(mbase, mprobes[g].second)) return fail("the operations run change when '{}' changes", moved);
+  }
+  std::vector<FlopCount> counts;
+  counts.reserve(in.configs.size());
+  for (const auto& c : in.configs) counts.push_back(merge_repeats(*c.second.count));
+  std::vector<std::pair<std::string, FlopSample>> mconfigs;
+  for (size_t i = 0; i < in.configs.size(); ++i)
+    mconfigs.push_back({in.configs[i].first, {in.configs[i].second.dims, &counts[i]}});
+  return derive_aligned(in, mbase, mprobes, mconfigs);
 }
 
 }  // namespace kevo::interop

@@ -32,8 +32,12 @@ struct FlopCount {
 Result<FlopCount> count_flops(torch::TorchBridge& b);
 Result<FlopCount> flop_count_from(const torch::ojson& reply);
 
+// The records with their repeats merged (first appearance order): each distinct record once, its
+// repeat count appended as one more factor.
+FlopCount merge_repeats(const FlopCount& c);
+
 struct FlopSample {
-  const Dims* dims;
+  const Dims* dims;  // the sizes, and derived dims where known
   const FlopCount* count;
 };
 
@@ -42,11 +46,21 @@ struct DerivedFlops {
   std::vector<std::string> checked_at;  // configs whose counted total the expression equals
 };
 
-// base: the count at the original sizes; probes: per size, (delta, count with that size moved);
-// configs: other configs with their counts (named), used to check every factor and the total.
-Result<DerivedFlops> derive_flops(const FlopCount& base, const Dims& base_dims,
-                                  const std::map<std::string, std::pair<int64_t, FlopCount>>& probes,
-                                  const std::vector<std::pair<std::string, FlopSample>>& configs,
-                                  const std::vector<std::string>& order);
+struct FlopSamples {
+  const FlopCount* base = nullptr;  // at the original sizes
+  const Dims* base_dims = nullptr;  // the original sizes
+  const Dims* main_dims = nullptr;  // the main config's dims, derived ones included (may be null)
+  std::map<std::string, std::pair<int64_t, FlopCount>> probes;  // size -> (delta, count with it moved)
+  // Every config of the task but main, named (and any further samples after them); the expression
+  // must give each aligned one's total. A factor may be a derived dim only when every entry aligns.
+  std::vector<std::pair<std::string, FlopSample>> configs;
+  std::vector<std::string> order;    // the sizes, in the order expressions name them
+  std::vector<std::string> derived;  // derived dims, measured per config
+};
+
+// Every record's factors fitted (flop_factor.h) and summed into one expression, checked against
+// the counted totals. When a probe runs other operations than the original sizes (a loop over a
+// size), the records are compared with their repeats merged (merge_repeats).
+Result<DerivedFlops> derive_flops(const FlopSamples& samples);
 
 }  // namespace kevo::interop

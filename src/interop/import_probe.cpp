@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "interop/import_flops.h"
+
 namespace kevo::interop {
 namespace fs = std::filesystem;
 
@@ -202,45 +204,6 @@ void sample_stats(const Ctx& c, ProblemShape& p) {
                     "drawn from uniform(0, 1)");
 }
 
-// 4. FLOPs from the counted records at main, the probes and the other configs.
-void derive_task_flops(ProblemShape& p, const ConfigProbe& main) {
-  ProblemShape& out = p;
-  if (!main.flops) {
-    out.notes.push_back("flops not derived: the counter could not follow the forward");
-    return;
-  }
-  auto base = flop_count_from(*main.flops);
-  if (!base) return;
-  std::map<std::string, std::pair<int64_t, FlopCount>> probes;
-  for (const auto& [g, dp] : p.probes) {
-    if (!dp.second.flops) return out.notes.push_back("flops not derived: a probe was not counted");
-    auto fc = flop_count_from(*dp.second.flops);
-    if (!fc) return;
-    probes[g] = {dp.first, *fc};
-  }
-  std::vector<FlopCount> counts;
-  counts.reserve(p.configs.size());
-  std::vector<std::pair<std::string, FlopSample>> cfgs;
-  for (const auto& cf : p.configs) {
-    if (cf.name == "main" || !cf.probe.flops) continue;
-    auto fc = flop_count_from(*cf.probe.flops);
-    if (!fc) continue;
-    counts.push_back(*fc);
-  }
-  size_t k = 0;
-  for (const auto& cf : p.configs)
-    if (cf.name != "main" && cf.probe.flops && k < counts.size()) cfgs.push_back({cf.name, {&cf.dims, &counts[k++]}});
-  auto f = derive_flops(*base, p.base_dims, probes, cfgs, p.sizes);
-  if (!f) {
-    out.notes.push_back("flops not derived: " + f.error().message);
-    return;
-  }
-  if (!base->unknown.empty())
-    out.notes.push_back(fmt::format("flops: ops counted as one per output element without being known "
-                                    "pointwise: {}", fmt::join(base->unknown, ", ")));
-  out.flops = *f;
-}
-
 // The given configs the module accepts, as visible configs; the others are noted.
 std::vector<FoundConfig> probe_given(const Ctx& c, ProblemShape& p, const std::vector<GivenConfig>& given) {
   std::vector<FoundConfig> out;
@@ -271,6 +234,25 @@ std::vector<FoundConfig> probe_given(const Ctx& c, ProblemShape& p, const std::v
   return out;
 }
 
+// Tensors of the module its outputs never read (a training-mode BatchNorm's running statistics)
+// are no inputs of the task: one note names them, grouped by what they are.
+void note_unread_state(torch::TorchBridge& b, std::vector<std::string>& notes) {
+  auto r = b.request({{"op", "unread"}});
+  if (!r || !r->contains("unread") || (*r)["unread"].empty()) return;
+  std::map<std::string, std::vector<std::string>> by_kind;
+  for (const auto& u : (*r)["unread"]) by_kind[u.value("kind", "tensor")].push_back(u.value("path", "?"));
+  std::vector<std::string> parts;
+  for (const auto& [kind, paths] : by_kind) {
+    constexpr size_t kShown = 6;
+    std::vector<std::string> shown(paths.begin(), paths.begin() + static_cast<long>(std::min(paths.size(), kShown)));
+    std::string more = paths.size() > kShown ? fmt::format(" and {} more", paths.size() - kShown) : "";
+    parts.push_back(fmt::format("{} {}: {}{}", paths.size(), paths.size() == 1 ? kind : kind + "s",
+                                fmt::join(shown, ", "), more));
+  }
+  notes.push_back(fmt::format("not inputs, the forward's outputs never read them (the module keeps its own): {}",
+                              fmt::join(parts, "; ")));
+}
+
 }  // namespace
 
 Error relabel(const Error& e, const fs::path& file, const std::string& label) {
@@ -290,6 +272,7 @@ Result<ProblemShape> analyze_problem(torch::TorchBridge& b, const fs::path& file
   p.base = *base;
   p.base_slots = slots_of(p.base);
   if (p.base.outputs.empty()) return fail("{}: forward returns no tensor", where);
+  note_unread_state(b, p.notes);
   ConfigProbe main{p.base_slots, std::nullopt};
   if (auto r = b.request({{"op", "count_flops"}}); r) main.flops = *r;
   KEVO_TRY(find_sizes(c, p));
@@ -314,7 +297,7 @@ Result<ProblemShape> analyze_problem(torch::TorchBridge& b, const fs::path& file
   for (const auto& cf : p.configs)
     for (const auto& [d, v] : cf.dims) unaligned |= v % 32 != 0;
   if (!unaligned) return fail("{}: every derived configuration has sizes that are multiples of 32", where);
-  derive_task_flops(p, main);
+  derive_task_flops(p, main, [&](const Dims& d) { return probe_at(c, d, p.tied); });
   sample_stats(c, p);
   return p;
 }

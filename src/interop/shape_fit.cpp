@@ -53,6 +53,21 @@ bool agrees(const Axis& a, const std::vector<std::pair<const Dims*, int64_t>>& c
   return true;
 }
 
+// The coefficients c a size moved by delta may have when floor((x + c*delta) / div) moved by
+// moved: floors of equal divisors differ by at most div - 1 from the exact quotient, so
+// |c*delta - div*moved| <= div - 1. Sizes the entry does not follow get only c = 0 this way,
+// which keeps the search small for modules with many sizes.
+std::vector<int64_t> coefficients(int64_t delta, int64_t moved, int64_t div) {
+  if (delta < 0) {
+    delta = -delta;
+    moved = -moved;
+  }
+  const int64_t lo = div * moved - (div - 1), hi = div * moved + (div - 1);
+  std::vector<int64_t> out;
+  for (int64_t c = -floor_div(-lo, delta); c * delta <= hi; ++c) out.push_back(c);
+  return out;
+}
+
 }  // namespace
 
 std::string axis_expr(const Axis& a, const std::vector<std::string>& order) {
@@ -89,18 +104,13 @@ std::optional<Axis> fit_axis(const AxisSamples& s, const Dims& base,
   for (const auto& [g, dv] : s.probes) all.emplace_back(&probe_dims[k++], dv.second);
   all.emplace_back(&base, s.base);
   for (int64_t div = 1; div <= max_divisor; ++div) {
-    // Each size's coefficient from its probe: delta*coef/div moves the value by about dv.
     std::vector<std::pair<std::string, std::vector<int64_t>>> choices;
-    for (const auto& [g, dv] : s.probes) {
-      double c = static_cast<double>(div) * static_cast<double>(dv.second - s.base) / static_cast<double>(dv.first);
-      int64_t r = std::llround(c);
-      std::vector<int64_t> opts{r};
-      if (div > 1) opts = {r, r - 1, r + 1};
-      choices.emplace_back(g, opts);
-    }
     size_t combos = 1;
-    for (const auto& c : choices) combos *= c.second.size();
-    if (combos > 243) continue;
+    for (const auto& [g, dv] : s.probes) {
+      choices.emplace_back(g, coefficients(dv.first, dv.second - s.base, div));
+      combos *= choices.back().second.size();
+    }
+    if (combos == 0 || combos > 243) continue;
     for (size_t idx = 0; idx < combos; ++idx) {
       Axis a;
       a.divisor = div;

@@ -7,6 +7,7 @@
 
 #include "check/compare.h"
 #include "lint/backward_lint.h"
+#include "lint/key_list.h"
 #include "check/cpu_reference.h"
 #include "task/resolved.h"
 #include "util/enum_text.h"
@@ -78,23 +79,28 @@ struct Tally {
     applicable[key].push_back(config);
     if (held) holds[key].push_back(config);
   }
+  // Keys that hold on the same configs make one part of the message (a module's many unused
+  // buffers read as one line, key_list.h).
   LintFinding finding(const std::string& check, const std::string& what) const {
     LintFinding f{check, Severity::Pass, ""};
-    std::vector<std::string> parts;
+    std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> groups;  // configs -> keys
     for (const auto& key : key_order) {
-      const auto& app = applicable.at(key);
       auto it = holds.find(key);
       if (it == holds.end() || it->second.empty()) continue;
-      bool all = it->second.size() == app.size();
-      f.severity = std::max(f.severity, all ? Severity::Fail : Severity::Warn);
       f.keys.push_back(key);
-      parts.push_back(fmt::format("{} {} on {} ({})", key, what,
-                                  all ? "every checked config" : "some configs",
-                                  fmt::join(it->second, ", ")));
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == it->second; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {it->second, {}});
+      g->second.push_back(key);
+    }
+    std::vector<std::string> parts;
+    for (const auto& [configs, keys] : groups) {
+      bool all = configs.size() == applicable.at(keys.front()).size();
+      f.severity = std::max(f.severity, all ? Severity::Fail : Severity::Warn);
+      parts.push_back(fmt::format("{} {} on {} ({})", key_list(keys), what,
+                                  all ? "every checked config" : "some configs", fmt::join(configs, ", ")));
     }
     if (parts.empty())
-      f.message = key_order.empty() ? "not applicable"
-                                    : fmt::format("clean ({})", fmt::join(key_order, ", "));
+      f.message = key_order.empty() ? "not applicable" : fmt::format("clean ({})", key_list(key_order));
     else
       f.message = fmt::format("{}", fmt::join(parts, "; "));
     return f;

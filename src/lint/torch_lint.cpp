@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "lint/key_list.h"
 #include "torch/oracle.h"
 
 namespace kevo {
@@ -79,17 +80,22 @@ Result<ConfigVet> vet_configs(torch::TorchBridge& bridge, const Task& task, cons
   if (configs.size() >= 2 && degenerate == configs.size())
     return fail("degenerate on every config checked ({}): {}", fmt::join(configs, ", "), by_config[configs.front()].outputs);
   ConfigVet v;
+  std::vector<std::string> never;  // inputs no sound config reads
   for (const auto& [k, n] : ignored_on)
-    if (n == sound)
-      v.notes.push_back(fmt::format("{} changes the outputs on no config checked ({}): the op ignores it, or its "
-                                    "effect is within the tolerance; a kernel that ignores it passes too",
-                                    k, fmt::join(sound_names, ", ")));
+    if (n == sound) never.push_back(k);
+  if (!never.empty())
+    v.notes.push_back(fmt::format("{} {} the outputs on no config checked ({}): the op ignores {}, or {} effect is "
+                                  "within the tolerance; a kernel that ignores {} passes too",
+                                  key_list(never), never.size() == 1 ? "changes" : "change", fmt::join(sound_names, ", "),
+                                  never.size() == 1 ? "it" : "them", never.size() == 1 ? "its" : "their",
+                                  never.size() == 1 ? "it" : "them"));
   for (const auto& name : configs) {
     const Shortcuts& s = by_config[name];
     std::string why = s.outputs;
+    std::vector<std::string> here;
     for (const auto& [k, m] : s.ignored_inputs)
-      if (ignored_on[k] < sound)
-        why += fmt::format("{}input_unused {} can be ignored here", why.empty() ? "" : "; ", k);
+      if (ignored_on[k] < sound) here.push_back(k);
+    if (!here.empty()) why += fmt::format("{}input_unused {} can be ignored here", why.empty() ? "" : "; ", key_list(here));
     if (!why.empty()) v.drop.push_back({name, why});
   }
   return v;

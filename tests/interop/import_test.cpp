@@ -152,18 +152,37 @@ TEST(Import, NonLinearSizesBecomeDerivedDims) {
   const TensorSpec* cw = find(task->inputs, "conv_weight");
   ASSERT_NE(cw, nullptr);
   EXPECT_EQ(cw->shape, (std::vector<std::string>{"out_channels", "in_channels", "3", "3"}));
-  // running_var (all ones) stays positive; the i64 counter is an int input.
+  // A batch norm in training mode never reads its running statistics nor its batch counter: they
+  // are no inputs, and a note names them.
+  for (const char* unread : {"bn_running_mean", "bn_running_var", "bn_num_batches_tracked"})
+    EXPECT_EQ(find(task->inputs, unread), nullptr) << unread;
+  EXPECT_NE(find(task->inputs, "bn_weight"), nullptr);
+  EXPECT_TRUE(std::any_of(info.notes.begin(), info.notes.end(), [](const std::string& n) {
+    return n.find("never read them") != std::string::npos &&
+           n.find("3 buffers: bn.running_mean, bn.running_var, bn.num_batches_tracked") != std::string::npos;
+  }));
+  bool noted = false;
+  for (const auto& n : info.notes) noted |= n.find("derived dim 'out_d2'") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Import, BuffersTheForwardReadsAreInputsAndTheOthersAreNot) {
+  KEVO_BRIDGE_OR_SKIP(b);
+  TempDir tmp;
+  ImportedTask info;
+  auto task = import_and_load(b, "kb_eval_bn.py", tmp.path, &info);
+  ASSERT_TRUE(task) << task.error().message;
+  // running_var (all ones) stays positive; the 0-dim i64 buffer is an int input of one element.
   const TensorSpec* rv = find(task->inputs, "bn_running_var");
   ASSERT_NE(rv, nullptr);
   EXPECT_EQ(rv->init.dist, Dist::Uniform);
   EXPECT_GT(rv->init.a, 0);
-  const TensorSpec* nb = find(task->inputs, "bn_num_batches_tracked");
-  ASSERT_NE(nb, nullptr);
-  EXPECT_EQ(nb->dtype, DType::I64);
-  EXPECT_EQ(nb->shape, (std::vector<std::string>{"1"}));
-  bool noted = false;
-  for (const auto& n : info.notes) noted |= n.find("derived dim 'out_d2'") != std::string::npos;
-  EXPECT_TRUE(noted);
+  EXPECT_NE(find(task->inputs, "bn_running_mean"), nullptr);
+  const TensorSpec* rep = find(task->inputs, "repeats");
+  ASSERT_NE(rep, nullptr);
+  EXPECT_EQ(rep->dtype, DType::I64);
+  EXPECT_EQ(rep->shape, (std::vector<std::string>{"1"}));
+  EXPECT_EQ(find(task->inputs, "bn_num_batches_tracked"), nullptr);
 }
 
 TEST(Import, ImportedTaskRunsAsOracleOnGeneratedInputs) {

@@ -70,7 +70,7 @@ TEST(KernelBenchCoverage, EveryProblemOfLevels1And2Imports) {
   const char* filter = getenv("KEVO_KERNELBENCH_FILTER");
   TempDir tmp;
   std::vector<double> times;
-  int failed = 0, sampled = 0;
+  int failed = 0, sampled = 0, derived = 0;
   for (const char* level : {"level1", "level2"}) {
     for (const auto& f : problem_files(root / level)) {
       if (filter && f.filename().string().find(filter) == std::string::npos) continue;
@@ -89,6 +89,7 @@ TEST(KernelBenchCoverage, EveryProblemOfLevels1And2Imports) {
         EXPECT_TRUE(task) << f << ": " << task.error().message;
         if (task) {
           flops = read_file(t->dir / "task.toml")->find("flops: derived") != std::string::npos ? "derived" : "bound";
+          derived += flops == "derived";
           auto bytes = task->bytes(task->main());
           // Sample: the first 25 problems whose main tensors take under 64 MB, checked at full size.
           if (bytes && *bytes < 64e6 && sampled < 25) {
@@ -112,8 +113,9 @@ TEST(KernelBenchCoverage, EveryProblemOfLevels1And2Imports) {
   }
   std::sort(times.begin(), times.end());
   if (!times.empty())
-    std::printf("KB-SUMMARY\tfiles %zu\tfailed %d\tsampled %d\tmedian %.2f s\tmax %.2f s\n", times.size(), failed,
-                sampled, times[times.size() / 2], times.back());
+    std::printf("KB-SUMMARY\tfiles %zu\tfailed %d\tflops derived %d\tlower bound %d\tsampled %d\tmedian %.2f s\t"
+                "max %.2f s\n", times.size(), failed, derived, static_cast<int>(times.size()) - failed - derived, sampled,
+                times[times.size() / 2], times.back());
 }
 
 }  // namespace

@@ -113,6 +113,11 @@ class Bridge:
         return self._need_ref().describe(stats=bool(req.get("stats", True)),
                                          forward=req.get("forward", "auto"))
 
+    def op_solution_info(self, req):
+        """A KernelBench solution file parsed, never run (solution.py)."""
+        from .solution import inspect
+        return inspect(req["path"])
+
     def op_unread(self, req):
         """The module's tensors the last describe found its outputs never read (reads.py): they
         are not among its weights."""
@@ -364,7 +369,7 @@ def main():
         handler = getattr(bridge, "op_" + op, None)
         if handler is None:
             write_message(proto_out, {"id": rid, "ok": False, "kind": "protocol",
-                                      "error": f"unknown op '{op}' (hello, load, describe, count_flops, grad_probe, run, run_ipc, time, shutdown)"})
+                                      "error": f"unknown op '{op}' (hello, load, describe, count_flops, grad_probe, unread, solution_info, run, run_ipc, time, shutdown)"})
             continue
         try:
             reply = handler(req)

@@ -24,6 +24,7 @@ void register_worker(CLI::App& app, int& exit_code);   // worker (src/cli/worker
 void register_serve(CLI::App& app, int& exit_code);    // serve (src/cli/serve_cmd.cpp)
 void register_runners(CLI::App& app, int& exit_code);  // runners start|status|stop|serve (src/cli/runners_cmd.cpp)
 void register_mcp(CLI::App& app, int& exit_code);
+void register_recheck(CLI::App& app, int& exit_code);  // recheck (src/cli/recheck_cmd.cpp)
 void register_archive(CLI::App& app, int& exit_code);  // archive list|show|export|import (src/cli/archive_cmd.cpp)      // mcp (src/cli/mcp_cmd.cpp)
 
 }  // namespace kevo::cli

@@ -62,6 +62,8 @@ const std::map<std::string, std::vector<std::string>>& examples() {
       {"serve", {"kevo serve --db runs.db                      # http://127.0.0.1:8080/, read-only",
                  "kevo serve --db postgresql://kevo@db/kevo --listen 0.0.0.0:8080 --token \"$KEVO_SERVE_TOKEN\""}},
       {"report", {"kevo report runs.db -o report.html", "kevo report bench-quick --title 'quick suite'"}},
+      {"recheck", {"kevo recheck cuda-l1/level1 --claims cuda-l1/claims.tsv --problems cuda-l1/problems -o recheck-l1",
+                   "kevo recheck solutions --claims claims.tsv --problems KernelBench/level1   # again: resumes"}},
   };
   return table;
 }

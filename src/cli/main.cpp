@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   kevo::cli::register_runners(app, exit_code);
   kevo::cli::register_mcp(app, exit_code);
   kevo::cli::register_archive(app, exit_code);
+  kevo::cli::register_recheck(app, exit_code);
   kevo::cli::add_help_examples(app);
   app.parse_complete_callback([&] { kevo::init_logging(verbosity); });
   try {

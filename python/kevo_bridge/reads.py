@@ -24,7 +24,13 @@ _BATCH_NORM = {"native_batch_norm": "flag", "_native_batch_norm_legit": "flag",
 
 
 def _key(t):
-    return t.storage()._cdata
+    # untyped_storage (torch >= 2.0) spares the TypedStorage deprecation warning; a tensor without
+    # a storage to name is its own key.
+    try:
+        storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        return storage._cdata
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return ("tensor", id(t))
 
 
 def _tensors(xs):

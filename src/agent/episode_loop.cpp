@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <future>
+
 #include "llm/errors.h"
 #include "util/enum_text.h"
 
@@ -109,13 +111,33 @@ bool EpisodeLoop::take_turn() {
   return false;
 }
 
+// The calls of one turn: evaluations, profiles and compiles at once (a model that sends several
+// wants them all, and the pool may have a slot for each), then the others in the model's order
+// (a submit may name a kernel evaluated in the same turn). Results keep the model's order.
+std::vector<EpisodeLoop::TimedCall> EpisodeLoop::dispatch_turn(const std::vector<llm::ToolCall>& calls) {
+  std::vector<TimedCall> done(calls.size());
+  auto one = [&](size_t i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    done[i].call = dispatch_tool_call(tools_, specs_, calls[i]);
+    done[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto at_once = [&](size_t i) {
+    const std::string& n = calls[i].name;
+    return calls.size() > 1 && (n == "evaluate" || n == "profile" || n == "compile");
+  };
+  std::vector<std::future<void>> running;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (at_once(i)) running.push_back(std::async(std::launch::async, one, i));
+  for (auto& f : running) f.get();
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (!at_once(i)) one(i);
+  return done;
+}
+
 void EpisodeLoop::run_calls(const llm::ChatResponse& r, json& turn) {
   llm::Message results{llm::Role::kUser, "", {}, {}};
-  for (const auto& c : r.tool_calls) {
+  for (auto& [d, seconds] : dispatch_turn(r.tool_calls)) {
     ++calls_;
-    const auto t0 = std::chrono::steady_clock::now();
-    DispatchedCall d = dispatch_tool_call(tools_, specs_, c);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     malformed_ += d.malformed;
     tool_errors_ += !d.malformed && d.result.is_error;
     if (d.tool == "submit" && !d.result.is_error) submitted_ = true;

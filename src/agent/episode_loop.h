@@ -42,6 +42,11 @@ class EpisodeLoop {
  private:
   std::optional<EpisodeEnd> limit_before_turn() const;
   bool take_turn();  // false: the episode ends (end_ says why)
+  struct TimedCall {
+    DispatchedCall call;
+    double seconds = 0;
+  };
+  std::vector<TimedCall> dispatch_turn(const std::vector<llm::ToolCall>& calls);
   void run_calls(const llm::ChatResponse& r, nlohmann::json& turn);
   evolve::EpisodeOutcome outcome() const;
 

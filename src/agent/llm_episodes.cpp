@@ -11,6 +11,7 @@ evolve::EpisodeOutcome LlmEpisodes::run(const evolve::Job& job, const evolve::Ta
   so.budgets.evaluations = o_.limits.evaluations;
   so.budgets.wall_seconds = o_.limits.minutes * 60;
   so.budgets.submissions = 1;  // the first submission names the answer and ends the episode
+  so.budgets.parallel = 4;     // the evaluations one turn asks for run at once
   so.broker = &broker;
   so.context = &ctx;
   so.parents = job.parents;

@@ -200,6 +200,27 @@ TEST(LlmEpisodes, TheRunsTokenBudgetStopsEpisodesAtTheTurnThatReachesIt) {
   EXPECT_EQ((*s.h.db->totals(out->run_id)).tokens, spent);
 }
 
+TEST(LlmEpisodes, SeveralCallsOfOneTurnAreAllAnsweredInTheModelsOrder) {
+  const std::string a = kernel_source("pass time_ms=1.5"), b = kernel_source("pass time_ms=1.2");
+  json three = {{"tool_calls", json::array({call("evaluate", {{"source", a}, {"name", "a"}}),
+                                            call("evaluate", {{"source", b}, {"name", "b"}}),
+                                            call("submit", {{"source", b}})})}};
+  Scene s(json{{"turns", json::array({three, {{"text", "done"}}})}}, llm::Protocol::kAnthropic);
+  auto out = s.run(2);
+  ASSERT_TRUE(out) << out.error().message;
+  auto eps = s.episodes(out->run_id);
+  ASSERT_EQ(eps.size(), 1u);
+  EXPECT_EQ(eps[0]["end"], "submitted") << "the submit ran after the evaluations it names: " << eps[0].dump();
+  const json& calls = eps[0]["turns"][0]["calls"];
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0]["arguments"]["name"], "a");
+  EXPECT_EQ(calls[1]["arguments"]["name"], "b");
+  EXPECT_EQ(calls[0]["outcome"], "pass");
+  EXPECT_EQ(calls[1]["outcome"], "pass");
+  EXPECT_EQ(eps[0]["answer"], calls[1]["candidate"]);
+  EXPECT_EQ(s.h.candidates(out->run_id).size(), 2u);
+}
+
 TEST(EpisodeLoop, TheFirstMessageIsTheSearchsPromptAndSaysHowToAnswer) {
   evolve::Job j;
   j.no = 7;

@@ -65,6 +65,9 @@ void trim(std::string& s, size_t keep) {
 }  // namespace
 
 Result<CliRunResult> run_cli(const CliRunOptions& o) {
+  // A CLI that exits before it reads its prompt is a result (its exit code), not a SIGPIPE that
+  // kills kevo while it writes the prompt.
+  signal(SIGPIPE, SIG_IGN);
   SpawnOptions so;
   so.argv = o.argv;
   so.env_exact = o.env;

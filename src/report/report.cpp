@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/charts.h"
+#include "report/episodes_html.h"
 #include "report/html.h"
 #include "results/candidate_ref.h"
 #include "results/metrics.h"
@@ -136,6 +137,7 @@ Result<std::vector<TableData>> load_report_data(const std::vector<std::string>& 
         auto ev = (*db)->events(r.run_id);
         if (!ev) return ev.unexpected();
         if (auto m = results::verifier_matrix(*ev, d.candidates[r.run_id]); m.calls > 0) d.verifier[r.run_id] = m;
+        if (auto eps = results::episodes_of(*ev); !eps.empty()) d.episodes[r.run_id] = std::move(eps);
         for (const auto& c : d.candidates[r.run_id])
           if (advise && c.id == r.best_candidate) d.winner_profile[r.run_id] = advise(c.verdict_json);
       }
@@ -192,6 +194,8 @@ std::string render_html(const std::vector<TableData>& data, const std::string& t
                        r.verified ? "(verified on held-out shapes)" : "(unverified)");
       h += "<div class=scroll>" + lineage_svg(chain) + "</div>\n";
       if (!chain.front()->rationale.empty()) h += "<p>idea: " + escape(chain.front()->rationale) + "</p>\n";
+      if (auto e = d.episodes.find(r.run_id); e != d.episodes.end())
+        h += episodes_summary_html(e->second, r.task) + winner_episode_html(e->second, cands, r.best_candidate);
       if (auto a = d.winner_profile.find(r.run_id); a != d.winner_profile.end() && !a->second.empty())
         h += "<p>profile (Nsight Compute, advice only): " + escape(a->second) + "</p>\n";
       const auto& base = d.baseline_source.count(r.run_id) ? d.baseline_source.at(r.run_id) : std::string();

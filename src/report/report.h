@@ -2,7 +2,8 @@
 // from one or more run databases or bench results. Charts are SVG written here: best-so-far
 // speedup against candidate count per task, the speedup distribution per strategy, validity and
 // compile rates, the winner's lineage, its profile diagnosis, and its code beside the baseline with
-// a line diff; the LLM verifier's confusion matrix for runs that had one.
+// a line diff; the LLM verifier's confusion matrix for runs that had one; the agent episode a
+// winner came from, turn by turn.
 // Every figure comes from results/metrics.h (via results/table.h), so it matches `kevo bench table`.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "results/episode_view.h"
 #include "results/table.h"
 #include "results/verifier_matrix.h"
 
@@ -22,6 +24,7 @@ struct TableData {
   std::map<int64_t, std::string> baseline_source;                  // by run id; empty: not found
   std::map<int64_t, results::VerifierMatrix> verifier;             // by run id; only runs that had one
   std::map<int64_t, std::string> winner_profile;  // by run id: the winner's profile diagnosis, if any
+  std::map<int64_t, std::vector<results::EpisodeView>> episodes;  // by run id; only runs that had some
 };
 
 // The rule-based reading of a stored verdict's profile, in one line (empty: nothing to say). The

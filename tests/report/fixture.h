@@ -138,6 +138,14 @@ inline Result<std::filesystem::path> write_fixture(const std::filesystem::path& 
     seq = 0;
     auto c1 = cand(*run, store::CandidateOutcome::kPass, true, 1.6, true, {}, kEvilSource);
     if (!c1) return c1.unexpected();
+    // gamma's winner came from an agent episode (evolve/episode_phase.cpp writes this event).
+    json turn = {{"turn", 2}, {"calls", json::array({json{{"tool", "evaluate"}, {"candidate", *c1}, {"outcome", "pass"},
+                                                          {"speedup", 1.6}, {"result", "pass"}, {"seconds", 0.5}}})}};
+    KEVO_TRY((*db)->add_event(run->id, "episode",
+                              json{{"episode", 7}, {"model", "fake:m1"}, {"end", "submitted"}, {"ok", true},
+                                   {"submitted", true}, {"answer", *c1}, {"turn_count", 2}, {"evaluations", 1},
+                                   {"input_tokens", 900}, {"output_tokens", 100}, {"turns", json::array({turn})}}
+                                  .dump()));
     KEVO_TRY(finish(*run, *c1, 1.6, *c1, 1.6));
   }
   return dbp;

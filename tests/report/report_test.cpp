@@ -66,6 +66,10 @@ TEST(Report, RecordedRunShowsTheDatabaseFiguresAndEscapesSource) {
   for (const char* cell : {"TP 1", "FP 1", "FN 1", "TN 1", "precision 0.50, recall 0.50; 4 calls, 100 tokens, $0.0040"})
     EXPECT_NE(html.find(cell), std::string::npos) << cell;
   EXPECT_EQ(html.find("(run 2, fake:verifier)"), std::string::npos);  // beta had no verifier
+  // gamma's winner came from an agent episode: its accounting and its turns, inside the lineage.
+  EXPECT_NE(html.find("from agent episode 7 (fake:m1): submitted, 2 turn(s), 1000 tokens"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>evaluate</td><td>#6 (seq 1) pass 1.600x</td>"), std::string::npos);
+  EXPECT_EQ(html.find("agent episode(s)"), html.rfind("agent episode(s)")) << "only gamma's run had episodes";
   // The database by its file name: the folder it was in (a home folder) does not travel with it.
   EXPECT_EQ(html.find(dir.path.string()), std::string::npos) << "the report names " << dir.path;
   EXPECT_NE(html.find("database " + db->filename().string()), std::string::npos);

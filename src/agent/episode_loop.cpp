@@ -164,7 +164,7 @@ evolve::EpisodeOutcome EpisodeLoop::outcome() const {
   o.model = llm_.name();
   o.ok = !(end_ == EpisodeEnd::kModelError && calls_ == 0);
   o.fatal = fatal_;
-  if (!o.ok) o.error = end_detail_;
+  if (!o.ok || o.fatal) o.error = end_detail_;
   o.cost_usd = usd_, o.input_tokens = in_, o.output_tokens = out_;
   o.charged_tokens = charged_, o.charged_usd = usd_;
   const json h = ks.history();

@@ -154,14 +154,16 @@ Status account_episode(RunState& s, const Proposal& p) {
   // search: as many in a row as failed calls stop the run, so it cannot spin.
   const int added = s.episode_candidates[p.job.no];
   s.episode_candidates.erase(p.job.no);
-  if (p.llm_ok && added == 0) {
+  // A fatal error (a bad key, a request the API refuses) stops the run even after an episode's
+  // first turns worked: the next episode would fail the same way.
+  if (p.error_kind == llm::ErrorKind::kFatal) {
+    s.stop_with(store::StopKind::kLlmFatal, true, p.llm_error);
+  } else if (p.llm_ok && added == 0) {
     if (++s.llm_fail_in_row >= s.opts.max_llm_failures_in_row)
       s.stop_with(store::StopKind::kLlmFailures, false,
                   fmt::format("{} episodes in a row added no candidate, last: {}", s.llm_fail_in_row, p.rationale));
   } else if (p.llm_ok) {
     s.llm_fail_in_row = 0;
-  } else if (p.error_kind == llm::ErrorKind::kFatal) {
-    s.stop_with(store::StopKind::kLlmFatal, true, p.llm_error);
   } else if (++s.llm_fail_in_row >= s.opts.max_llm_failures_in_row) {
     s.stop_with(store::StopKind::kLlmFailures, false, fmt::format("{} in a row, last: {}", s.llm_fail_in_row, p.llm_error));
   }

@@ -208,6 +208,9 @@ Status evolve_phase(RunState& s) {
   s.broker.set_spend({s.opts.budgets.max_tokens, s.opts.budgets.max_usd}, s.tokens, s.cost);
   auto last_report = SteadyClock::now();
   while (true) {
+    // Ctrl-C is seen here too: a long episode keeps this loop busy, and refill only looks when a
+    // proposal could start.
+    if (s.user_cancel.cancelled()) s.stop_with(store::StopKind::kInterrupted, true);
     refill(s, inflight);
     KEVO_TRY(feed_episode_attempts(s, [&s] { return slot_free(s); }));
     if (s.hard_stop && !s.pending.empty() && s.pool.can_leave_pending()) KEVO_TRY(leave_pending(s));

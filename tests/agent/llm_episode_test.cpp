@@ -4,6 +4,8 @@
 // Each case asserts on what the run database recorded and on what the server was sent.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "../evolve/harness.h"
 #include "agent/episode_loop.h"
 #include "agent/llm_episodes.h"
@@ -74,6 +76,13 @@ struct Scene {
   std::unique_ptr<llm::LlmClient> client;
   std::unique_ptr<LlmEpisodes> runner;
 };
+
+json evaluate_turns(int n) {
+  json turns = json::array();
+  for (int i = 0; i < n; ++i)
+    turns.push_back(turn(call("evaluate", {{"source", kernel_source(fmt::format("pass time_ms={}", 1.9 - i * 0.01))}})));
+  return turns;
+}
 
 void expect_good_episode(Scene& s, const evolve::RunOutcome& out) {
   auto rows = s.h.candidates(out.run_id);
@@ -179,9 +188,7 @@ TEST(LlmEpisodes, MalformedToolCallsAreAnsweredWithToolErrorsAndCounted) {
 }
 
 TEST(LlmEpisodes, TheRunsTokenBudgetStopsEpisodesAtTheTurnThatReachesIt) {
-  json turns = json::array();
-  for (int i = 0; i < 30; ++i) turns.push_back(turn(call("evaluate", {{"source", kernel_source(fmt::format("pass time_ms={}", 1.9 - i * 0.01))}})));
-  Scene s(json{{"turns", turns}});
+  Scene s(json{{"turns", evaluate_turns(30)}});
   const int64_t limit = 12000;
   auto out = s.run(40, {}, 2, limit);
   ASSERT_TRUE(out) << out.error().message;
@@ -219,6 +226,38 @@ TEST(LlmEpisodes, SeveralCallsOfOneTurnAreAllAnsweredInTheModelsOrder) {
   EXPECT_EQ(calls[1]["outcome"], "pass");
   EXPECT_EQ(eps[0]["answer"], calls[1]["candidate"]);
   EXPECT_EQ(s.h.candidates(out->run_id).size(), 2u);
+}
+
+TEST(LlmEpisodes, CtrlCEndsTheEpisodeAndKeepsWhatItEvaluated) {
+  Scene s(json{{"turns", evaluate_turns(30)}});
+  std::thread ctrl_c([&] {  // as the SIGINT handler does, once the model has been asked 3 times
+    while (s.server->requests().size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    s.h.cancel.cancel();
+  });
+  auto out = s.run(40);
+  ctrl_c.join();
+  ASSERT_TRUE(out) << out.error().message;
+  auto run = *s.h.db->get_run(out->run_id);
+  EXPECT_EQ(run.status, store::RunStatus::kInterrupted);
+  auto eps = s.episodes(out->run_id);
+  ASSERT_EQ(eps.size(), 1u);
+  EXPECT_EQ(eps[0]["end"], "run_stopping") << eps[0].dump();
+  EXPECT_LT(s.server->requests().size(), 30u) << "no more turns are asked once the run stops";
+  EXPECT_GE(s.h.candidates(out->run_id).size(), 2u) << "what it evaluated stays recorded";
+}
+
+TEST(LlmEpisodes, AModelThatFailsHalfwayKeepsItsCandidatesAndStopsTheRun) {
+  // The third request is past the script's end: the server answers 400, which no retry can mend.
+  Scene s(json{{"turns", evaluate_turns(2)}});
+  auto out = s.run(40);
+  ASSERT_TRUE(out) << out.error().message;
+  auto run = *s.h.db->get_run(out->run_id);
+  EXPECT_EQ(run.stop_reason.rfind("llm_fatal", 0), 0u) << run.stop_reason;
+  auto eps = s.episodes(out->run_id);
+  ASSERT_FALSE(eps.empty());
+  EXPECT_EQ(eps[0]["end"], "model_error") << eps[0].dump();
+  EXPECT_NE(eps[0]["end_detail"].get<std::string>().find("400"), std::string::npos) << eps[0].dump();
+  EXPECT_EQ(s.h.candidates(out->run_id).size(), 2u) << "the episode's evaluations before the failure are kept";
 }
 
 TEST(EpisodeLoop, TheFirstMessageIsTheSearchsPromptAndSaysHowToAnswer) {

@@ -120,8 +120,7 @@ class KernelSession {
   void release(CallKind kind, double gpu_s);
   std::optional<ToolError> check_source(const std::string& source) const;
   std::string source_of(int64_t candidate) const;
-  int64_t passing_attempt_of(const std::string& source) const;
-  std::optional<Attempt> failed_attempt_of(const std::string& source) const;
+  std::optional<Attempt> attempt_of(const std::string& source) const;
   ToolResultOr<nlohmann::json> verify(int64_t candidate, const std::string& source);
   Result<evolve::EpisodeResult> check(const std::string& source, evolve::EpisodeCall call, const std::string& name,
                                       const std::string& idea);

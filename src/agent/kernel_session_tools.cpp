@@ -130,29 +130,23 @@ ToolResultOr<Attempt> KernelSession::profile(const std::string& source, int64_t 
   return run_checker(src, "profile", candidate ? fmt::format("profile of #{}", candidate) : "profile", "", true);
 }
 
-// The session's failed attempt with exactly this source, if any.
-std::optional<Attempt> KernelSession::failed_attempt_of(const std::string& source) const {
+// The session's attempt with exactly this source, a passing one first; nullopt: none.
+std::optional<Attempt> KernelSession::attempt_of(const std::string& source) const {
   std::lock_guard lock(mu_);
-  if (source.empty()) return std::nullopt;
+  std::optional<Attempt> found;
   for (const auto& a : attempts_)
-    if (a.source == source && a.outcome != store::CandidateOutcome::kPass) return a;
-  return std::nullopt;
-}
-
-// The session's passing attempt with exactly this source, if any (0: none).
-int64_t KernelSession::passing_attempt_of(const std::string& source) const {
-  std::lock_guard lock(mu_);
-  for (const auto& a : attempts_)
-    if (a.source == source && a.outcome == store::CandidateOutcome::kPass) return a.candidate;
-  return 0;
+    if (!source.empty() && a.source == source && (!found || a.outcome == store::CandidateOutcome::kPass)) found = a;
+  return found;
 }
 
 ToolResultOr<json> KernelSession::submit(const std::string& source, int64_t candidate) {
-  if (!source.empty() && passing_attempt_of(source) != 0) return submit("", passing_attempt_of(source));
-  if (auto failed = failed_attempt_of(source))  // judged already: running it again would change nothing
+  if (auto seen = attempt_of(source)) {
+    if (seen->outcome == store::CandidateOutcome::kPass) return submit("", seen->candidate);
+    // Judged already: running it again would change nothing.
     return ToolError{fmt::format("this source was evaluated as candidate #{}: {}; only a passing kernel can be "
-                                 "submitted", failed->candidate, store::to_string(failed->outcome)),
+                                 "submitted", seen->candidate, store::to_string(seen->outcome)),
                      std::nullopt};
+  }
   if (!source.empty()) {  // a new source is evaluated first, as any attempt
     auto a = run_checker(source, "submit", "submitted", "", false);
     if (auto* e = std::get_if<ToolError>(&a)) return *e;

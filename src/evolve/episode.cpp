@@ -1,5 +1,7 @@
 #include "evolve/episode.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace kevo::evolve {
@@ -67,6 +69,21 @@ std::optional<EpisodeBroker::Waiting> EpisodeBroker::take() {
   Waiting w = std::move(waiting_.front());
   waiting_.pop_front();
   return w;
+}
+
+std::optional<EpisodeBroker::Waiting> EpisodeBroker::take_first(
+    const std::function<bool(const EpisodeRequest&)>& pick) {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return pick(w.request); });
+  if (it == waiting_.end()) return std::nullopt;
+  Waiting w = std::move(*it);
+  waiting_.erase(it);
+  return w;
+}
+
+bool EpisodeBroker::has_waiting() const {
+  std::lock_guard lock(mu_);
+  return !waiting_.empty();
 }
 
 void EpisodeBroker::close(const std::string& why) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -73,6 +74,10 @@ class EpisodeBroker {
   };
   // From the run's thread: the next attempt to evaluate.
   std::optional<Waiting> take();
+  // Whether a model waits on an attempt not taken yet: speculative work then waits instead.
+  bool has_waiting() const;
+  // The first waiting attempt `pick` accepts (one that needs no slot of its own), ahead of others.
+  std::optional<Waiting> take_first(const std::function<bool(const EpisodeRequest&)>& pick);
   // Every waiting and later call fails with `why`.
   void close(const std::string& why);
   // Why calls fail now (nullopt: open), so an episode can end instead of asking again.

@@ -1,6 +1,8 @@
 // The search's side of agent episodes (episode.h): an episode runs on a proposal thread, its
 // attempts come through the broker to the pool like any evaluation, and their verdicts are
 // recorded as candidates here, on the run's thread, before the episode hears them.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "evolve/episode_phase.h"
@@ -41,12 +43,126 @@ Proposal attempt_proposal(const EpisodeRequest& q, const std::filesystem::path& 
   return p;
 }
 
+// Evaluations in the pool that will be candidates (a speculative one is not, until claimed).
+int judged_pending(const RunState& s) {
+  return static_cast<int>(std::count_if(s.pending.begin(), s.pending.end(),
+                                        [](const auto& e) { return !e.second.speculative; }));
+}
+
 // The run's candidate budget counts every attempt of every episode: past it, none is evaluated.
 std::optional<std::string> candidates_spent(const RunState& s, const EpisodeRequest& q) {
   if (q.call == EpisodeCall::kCompile) return std::nullopt;
-  const int used = s.seq + static_cast<int>(s.pending.size());
+  const int used = s.seq + judged_pending(s);
   if (used < s.opts.budgets.max_candidates) return std::nullopt;
   return fmt::format("the run's candidate budget is spent ({} of {}): not evaluated", used, s.opts.budgets.max_candidates);
+}
+
+bool compiled(const Verdict& v) { return v.compile ? v.compile->ok : v.outcome != Outcome::CompileError; }
+
+// A source an episode compiled cleanly, to evaluate before the model asks (once per program).
+void queue_speculation(RunState& s, const Pending& pe, const Verdict& v) {
+  if (!s.opts.strategy.episode.speculate || !compiled(v) || !s.stop.empty()) return;
+  const std::string fp = s.ev.fingerprint(pe.proposal.source);
+  if (s.seen.count(fp) || s.evaluating.count(fp) || s.speculations.count(fp)) return;
+  s.speculations[fp] = Speculation{pe.proposal.source, pe.proposal.job.no};
+  s.speculation_queue.push_back(fp);
+}
+
+// Speculative work takes a slot only while no model waits for one, leaves one free (where there
+// are two or more) for the next call a model makes, so that call never queues behind it, and never
+// takes a place of the candidate budget that a model's own evaluation would need.
+bool may_speculate(const RunState& s) {
+  const int slots = s.pool.slots(), in_pool = static_cast<int>(s.pending.size());
+  return s.stop.empty() && !s.broker.closed() && !s.broker.has_waiting() && in_pool < slots &&
+         in_pool - judged_pending(s) < std::max(1, slots - 1) && s.seq + in_pool < s.opts.budgets.max_candidates;
+}
+
+Status start_speculation(RunState& s, const std::string& fp, Speculation& sp) {
+  EvalRequest r;
+  r.ticket = s.next_ticket++;
+  r.file = s.work_dir / fmt::format("speculative{}.cu", r.ticket);
+  r.source = sp.source;
+  KEVO_TRY(write_file_atomic(r.file, sp.source));
+  r.opts = search_options(s);
+  Proposal p;
+  p.job.no = sp.episode;
+  p.job.op = Op::kAgent;
+  p.source = sp.source;
+  p.file = r.file;
+  p.episode = true;
+  sp.ticket = r.ticket;
+  const int64_t ticket = r.ticket;
+  KEVO_TRY(s.pool.submit(std::move(r)));
+  s.pending.emplace(ticket, Pending{std::move(p), fp, nullptr, EpisodeCall::kEvaluate, true});
+  ++s.speculation.started;
+  return {};
+}
+
+Status start_speculations(RunState& s) {
+  while (!s.speculation_queue.empty() && may_speculate(s)) {
+    const std::string fp = s.speculation_queue.front();
+    s.speculation_queue.pop_front();
+    auto it = s.speculations.find(fp);
+    if (it == s.speculations.end()) continue;
+    if (!start_speculation(s, fp, it->second)) {  // its file could not be written: it is not worth a stop
+      s.speculations.erase(it);
+      ++s.speculation.dropped;
+    }
+  }
+  return {};
+}
+
+// An evaluate of a program speculation started: it joins that evaluation instead of starting
+// another, and is recorded as a candidate like any attempt before the model hears it. nullopt:
+// nothing to join (one still waiting for a slot is dropped, and the call runs as asked).
+std::optional<Status> claim_speculation(RunState& s, const EpisodeRequest& q, const std::string& fp,
+                                        const Reply& reply) {
+  auto it = s.speculations.find(fp);
+  if (q.call != EpisodeCall::kEvaluate || it == s.speculations.end()) return std::nullopt;
+  Speculation sp = std::move(it->second);
+  s.speculations.erase(it);
+  if (sp.ticket == 0) {
+    std::erase(s.speculation_queue, fp);
+    ++s.speculation.dropped;
+    return std::nullopt;
+  }
+  Proposal p = attempt_proposal(q, s.work_dir / fmt::format("speculative{}.cu", sp.ticket));
+  if (sp.done) {
+    ++s.speculation.used_ready;
+    return complete_episode_attempt(s, Pending{std::move(p), fp, reply, EpisodeCall::kEvaluate}, *sp.done);
+  }
+  Pending& pe = s.pending.at(sp.ticket);
+  pe.proposal = std::move(p);
+  pe.reply = reply;
+  pe.speculative = false;
+  s.evaluating.insert(fp);
+  ++s.speculation.used_running;
+  return Status{};
+}
+
+void waste(RunState& s, const Speculation& sp) {
+  if (sp.ticket == 0) {
+    ++s.speculation.dropped;
+    return;
+  }
+  ++s.speculation.wasted;
+  s.speculation.wasted_gpu_s += sp.busy_s;
+}
+
+// A finished episode's speculation nobody claimed: wasted, or dropped if it never started; one
+// still running is wasted once it finishes (another episode may still claim it meanwhile).
+void end_speculations(RunState& s, int64_t episode) {
+  for (auto it = s.speculations.begin(); it != s.speculations.end();) {
+    Speculation& sp = it->second;
+    if (sp.episode != episode || (sp.ticket && !sp.done)) {
+      sp.orphan = sp.orphan || sp.episode == episode;
+      ++it;
+      continue;
+    }
+    if (sp.ticket == 0) std::erase(s.speculation_queue, it->first);
+    waste(s, sp);
+    it = s.speculations.erase(it);
+  }
 }
 
 Status submit_attempt(RunState& s, EpisodeBroker::Waiting w) {
@@ -63,6 +179,7 @@ Status submit_attempt(RunState& s, EpisodeBroker::Waiting w) {
     s.broker.close(*spent);
     return {};
   }
+  if (auto joined = claim_speculation(s, q, fp, reply)) return *joined;
   EvalRequest r;
   r.ticket = s.next_ticket++;
   r.file = s.work_dir / fmt::format("episode{}.cu", r.ticket);
@@ -87,18 +204,23 @@ Status submit_attempt(RunState& s, EpisodeBroker::Waiting w) {
 
 Status feed_episode_attempts(RunState& s, const std::function<bool()>& slot_free) {
   if (!s.stop.empty()) s.broker.close(fmt::format("the run is stopping ({}): no more evaluations", s.stop.text()));
-  while (slot_free()) {
-    auto w = s.broker.take();
-    if (!w) return {};
-    KEVO_TRY(submit_attempt(s, std::move(*w)));
-  }
-  return {};
+  // An evaluate that joins a speculative evaluation needs no slot: it is answered even when none is free.
+  auto joins = [&s](const EpisodeRequest& q) {
+    if (q.call != EpisodeCall::kEvaluate) return false;
+    auto it = s.speculations.find(s.ev.fingerprint(q.source));
+    return it != s.speculations.end() && it->second.ticket != 0;
+  };
+  while (auto w = slot_free() ? s.broker.take() : s.broker.take_first(joins)) KEVO_TRY(submit_attempt(s, std::move(*w)));
+  return start_speculations(s);  // only into what the calls models wait on left free
 }
 
 Status complete_episode_attempt(RunState& s, Pending pe, const Verdict& v) {
   if (pe.call == EpisodeCall::kCompile) {
+    // Started before the episode hears its compile, so the evaluate it may send next joins it.
+    queue_speculation(s, pe, v);
+    const Status started = start_speculations(s);
     pe.reply->set_value(EpisodeResult{v, 0});
-    return {};
+    return started;
   }
   store::CandidateRow c = row_from_verdict(v, pe.proposal.source);
   c.op = to_string(Op::kAgent);
@@ -136,6 +258,7 @@ Proposal run_episode(RunState& s, Job j) {
 }
 
 Status account_episode(RunState& s, const Proposal& p) {
+  end_speculations(s, p.job.no);
   store::LlmCallRow c = call_row(s, p, p.llm_ok ? "" : p.llm_error);
   c.model = p.response.model;
   c.purpose = to_string(Op::kAgent);
@@ -168,6 +291,35 @@ Status account_episode(RunState& s, const Proposal& p) {
     s.stop_with(store::StopKind::kLlmFailures, false, fmt::format("{} in a row, last: {}", s.llm_fail_in_row, p.llm_error));
   }
   return {};
+}
+
+void complete_speculation(RunState& s, const Pending& pe, const Verdict& v, double busy_s) {
+  auto it = s.speculations.find(pe.fingerprint);
+  if (it == s.speculations.end() || it->second.orphan) {
+    ++s.speculation.wasted;
+    s.speculation.wasted_gpu_s += busy_s;
+    if (it != s.speculations.end()) s.speculations.erase(it);
+    return;
+  }
+  it->second.done = v;
+  it->second.busy_s = busy_s;
+}
+
+void leave_speculation(RunState& s, const Pending& pe) {
+  ++s.speculation.wasted;
+  s.speculations.erase(pe.fingerprint);
+}
+
+void finish_speculation(RunState& s) {
+  for (const auto& [fp, sp] : s.speculations) waste(s, sp);
+  s.speculations.clear();
+  s.speculation_queue.clear();
+  if (!s.episodes) return;
+  const SpeculationCounts& c = s.speculation;
+  s.emit("speculation", {{"enabled", s.opts.strategy.episode.speculate}, {"started", c.started},
+                         {"used", c.used_ready + c.used_running}, {"used_ready", c.used_ready},
+                         {"used_running", c.used_running}, {"wasted", c.wasted}, {"dropped", c.dropped},
+                         {"wasted_gpu_s", c.wasted_gpu_s}});
 }
 
 }  // namespace kevo::evolve

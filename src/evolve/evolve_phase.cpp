@@ -116,6 +116,10 @@ Status complete(RunState& s, EvalDone d) {
   } else {
     s.infra_in_row = 0;
   }
+  if (pe.speculative) {  // nobody asked for it yet: kept for the evaluate that will, or wasted
+    complete_speculation(s, pe, v, d.busy_s);
+    return {};
+  }
   if (pe.reply) return complete_episode_attempt(s, std::move(pe), v);
   std::string feedback;
   if (v.outcome == Outcome::CompileError)
@@ -130,6 +134,10 @@ Status complete(RunState& s, EvalDone d) {
 // calls are recorded, no candidate is, and a resumed run starts from what was recorded.
 Status leave_pending(RunState& s) {
   for (auto& [ticket, pe] : s.pending) {
+    if (pe.speculative) {
+      leave_speculation(s, pe);
+      continue;
+    }
     if (pe.reply) {  // an episode's attempt: the episode hears it, there is no call to record
       pe.reply->set_value(fail("the run stopped before this evaluation ran"));
       continue;
@@ -229,6 +237,7 @@ Status evolve_phase(RunState& s) {
     s.report(static_cast<int>(inflight.size() + s.pending.size()));
     last_report = SteadyClock::now();
   }
+  finish_speculation(s);
   return {};
 }
 

@@ -58,6 +58,28 @@ struct Pending {
   // An episode's attempt: the episode waits for this answer (the verdict and its candidate).
   std::shared_ptr<std::promise<Result<EpisodeResult>>> reply;
   EpisodeCall call = EpisodeCall::kEvaluate;
+  bool speculative = false;  // started before any model asked for it (Speculation below)
+};
+
+// An evaluation started before any model asked for it (episode_phase.h): the source an episode
+// compiled cleanly. An `evaluate` of the same program claims it; only then is it a candidate.
+struct Speculation {
+  std::string source;
+  int64_t episode = 0;           // the episode whose compile started it
+  int64_t ticket = 0;            // its evaluation in the pool; 0: waiting for a slot
+  std::optional<Verdict> done;   // its verdict, kept until claimed or its episode ends
+  double busy_s = 0;             // the slot time its evaluation took
+  bool orphan = false;           // its episode ended while it ran: wasted once it finishes
+};
+
+// What speculation did in a run, as its "speculation" event reports it.
+struct SpeculationCounts {
+  int started = 0;       // evaluations that went to the pool
+  int used_ready = 0;    // claimed with the verdict already there
+  int used_running = 0;  // claimed while the evaluation ran
+  int wasted = 0;        // finished (or left behind) with nobody asking
+  int dropped = 0;       // never started: claimed first (then run as asked) or their episode ended
+  double gpu_s = 0, wasted_gpu_s = 0;  // slot time of all started, of the wasted ones
 };
 
 // Everything one run keeps while it goes.
@@ -80,6 +102,9 @@ struct RunState : RunServices {
   std::set<std::string> evaluating;          // fingerprints of the evaluations in flight
   std::map<int64_t, Pending> pending;        // evaluations in the pool, by ticket
   std::map<int64_t, int> episode_candidates;  // candidates each running episode added, by its job number
+  std::map<std::string, Speculation> speculations;  // by the program's fingerprint
+  std::deque<std::string> speculation_queue;        // fingerprints waiting for a slot, oldest first
+  SpeculationCounts speculation;
   int64_t next_ticket = 1;
   std::mt19937_64 rng;
   SteadyClock::time_point t0 = SteadyClock::now();

@@ -167,7 +167,7 @@ nlohmann::json StrategyConfig::to_json() const {
           {"mutator", to_string(mutator)},
           {"episode",
            {{"turns", episode.turns}, {"evaluations", episode.evaluations}, {"tokens", episode.tokens},
-            {"minutes", episode.minutes}}}};
+            {"minutes", episode.minutes}, {"speculate", episode.speculate}}}};
 }
 
 Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
@@ -220,6 +220,7 @@ Result<StrategyConfig> StrategyConfig::from_json(const nlohmann::json& j) {
   s.episode.evaluations = ep.get("evaluations", s.episode.evaluations);
   s.episode.tokens = ep.get("tokens", s.episode.tokens);
   s.episode.minutes = ep.get("minutes", s.episode.minutes);
+  s.episode.speculate = ep.get("speculate", s.episode.speculate);
   KEVO_TRY(ep.status());
   KEVO_TRY(f.status());
   return s;
@@ -247,6 +248,12 @@ std::optional<Status> parse_agent_key(const std::string& k, const toml::node& no
   if (k == "episode_evaluations") return positive(s.episode.evaluations);
   if (k == "episode_tokens") return positive(s.episode.tokens);
   if (k == "episode_minutes") return positive(s.episode.minutes);
+  if (k == "episode_speculate") {
+    auto v = node.value<bool>();
+    if (!v) return fail("config line {}: evolve.episode_speculate must be true or false", line);
+    s.episode.speculate = *v;
+    return Status{};
+  }
   return std::nullopt;
 }
 

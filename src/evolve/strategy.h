@@ -47,6 +47,10 @@ struct EpisodeLimits {
   int evaluations = 8;      // evaluate and profile calls (each one of the run's candidates)
   int64_t tokens = 400000;  // input + output tokens of all its turns
   double minutes = 20;      // wall time
+  // A source an episode compiled cleanly is evaluated at once, while the model writes its next
+  // turn, so an `evaluate` of it finds the verdict ready (episode_phase.h). Nobody is credited
+  // with a speculative verdict until the model asks for it; the rest is reported as wasted.
+  bool speculate = true;
 };
 
 struct StrategyConfig {

@@ -51,16 +51,20 @@ struct Scene {
     runner = std::make_unique<LlmEpisodes>(h.task, h.evaluator, *client, o);
     auto opts = h.options("agent", candidates, parallel);
     opts.budgets.max_tokens = max_tokens;
+    opts.strategy.episode.speculate = speculate;
+    opts.budgets.max_calls = max_calls;
     evolve::Engine e(h.task, h.evaluator, *h.db, nullptr, nullptr, h.cancel);
     e.set_episodes(runner.get());
+    if (pool) e.set_pool(pool.get());
     return e.start(opts);
   }
-  std::vector<json> episodes(int64_t run) {
+  std::vector<json> episodes(int64_t run) { return events(run, "episode"); }
+  std::vector<json> events(int64_t run, const std::string& kind) {
     std::vector<json> out;
     auto ev = h.db->events(run);
     EXPECT_TRUE(ev);
     for (const auto& e : *ev)
-      if (e.kind == "episode") out.push_back(json::parse(e.data_json));
+      if (e.kind == kind) out.push_back(json::parse(e.data_json));
     return out;
   }
   // Everything the model was sent, in one text.
@@ -75,6 +79,9 @@ struct Scene {
   std::shared_ptr<llm::LlmContext> ctx;
   std::unique_ptr<llm::LlmClient> client;
   std::unique_ptr<LlmEpisodes> runner;
+  bool speculate = true;
+  std::optional<int64_t> max_calls;  // 1: one episode (a script replays in every episode)
+  std::unique_ptr<evolve::EvalPool> pool;  // null: the engine's own, one slot
 };
 
 json evaluate_turns(int n) {
@@ -258,6 +265,112 @@ TEST(LlmEpisodes, AModelThatFailsHalfwayKeepsItsCandidatesAndStopsTheRun) {
   EXPECT_EQ(eps[0]["end"], "model_error") << eps[0].dump();
   EXPECT_NE(eps[0]["end_detail"].get<std::string>().find("400"), std::string::npos) << eps[0].dump();
   EXPECT_EQ(s.h.candidates(out->run_id).size(), 2u) << "the episode's evaluations before the failure are kept";
+}
+
+// How often the checker saw `source` on the visible shapes (compiles and evaluations alike).
+int checked(const evolve::MarkerEvaluator& ev, const std::string& source) {
+  int n = 0;
+  for (const auto& c : ev.calls()) n += c.source == source && !c.held_out_only && !c.baseline;
+  return n;
+}
+
+// A model that compiles X, then a slow Z, then evaluates X and submits it.
+json compile_compile_evaluate(const std::string& x, const std::string& z) {
+  return {{"turns", {turn(call("compile", {{"source", x}})), turn(call("compile", {{"source", z}})),
+                     turn(call("evaluate", {{"source", x}, {"name", "x"}})), turn(call("submit", {{"source", x}})),
+                     {{"text", "done"}}}}};
+}
+
+TEST(Speculation, AnEvaluateOfACompiledSourceTakesTheVerdictAlreadyThereAndTheUnaskedOneIsWasted) {
+  const std::string x = kernel_source("pass time_ms=1.2"), z = kernel_source("pass time_ms=1.3 sleep_ms=300");
+  Scene s(compile_compile_evaluate(x, z));
+  auto out = s.run(1);
+  ASSERT_TRUE(out) << out.error().message;
+  auto rows = s.h.candidates(out->run_id);
+  ASSERT_EQ(rows.size(), 1u) << "a speculative verdict nobody asked for is no candidate";
+  EXPECT_EQ(rows[0].source, x);
+  EXPECT_EQ(rows[0].prompt, "episode 1, turn 3") << "recorded as the call that asked for it";
+  EXPECT_EQ(rows[0].name, "x");
+  EXPECT_EQ(checked(s.h.evaluator, x), 2) << "compiled once, evaluated once: the evaluate took the speculative verdict";
+  EXPECT_EQ(checked(s.h.evaluator, z), 2) << "Z was evaluated while the model wrote its next turn";
+  auto spec = s.events(out->run_id, "speculation");
+  ASSERT_EQ(spec.size(), 1u);
+  EXPECT_EQ(spec[0]["started"], 2) << spec[0].dump();
+  EXPECT_EQ(spec[0]["used_ready"], 1) << spec[0].dump();
+  EXPECT_EQ(spec[0]["used_running"], 0) << spec[0].dump();
+  EXPECT_EQ(spec[0]["wasted"], 1) << spec[0].dump();
+  EXPECT_GT(spec[0]["wasted_gpu_s"].get<double>(), 0.2) << "the wasted slot time is reported";
+  auto eps = s.episodes(out->run_id);
+  ASSERT_EQ(eps.size(), 1u);
+  EXPECT_EQ(eps[0]["evaluations"], 1) << "the episode's budget counts the evaluate it asked for";
+  const json& c = eps[0]["turns"][2]["calls"][0];
+  EXPECT_EQ(c["outcome"], "pass") << c.dump();
+  EXPECT_EQ(c["candidate"], rows[0].id);
+  EXPECT_EQ(out->winner, rows[0].id);
+}
+
+TEST(Speculation, AnEvaluateJoinsTheSpeculativeEvaluationStillRunning) {
+  const std::string x = kernel_source("pass time_ms=1.2 sleep_ms=500");
+  json script = {{"turns", {turn(call("compile", {{"source", x}})), turn(call("evaluate", {{"source", x}})),
+                            turn(call("submit", {{"source", x}})), {{"text", "done"}}}}};
+  Scene s(script);
+  auto out = s.run(1);
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_EQ(s.h.candidates(out->run_id).size(), 1u);
+  EXPECT_EQ(checked(s.h.evaluator, x), 2) << "the evaluate did not start a second evaluation";
+  auto spec = s.events(out->run_id, "speculation");
+  ASSERT_EQ(spec.size(), 1u);
+  EXPECT_EQ(spec[0]["used_running"], 1) << spec[0].dump();
+  EXPECT_EQ(spec[0]["wasted"], 0) << spec[0].dump();
+}
+
+TEST(Speculation, OffEvaluatesOnlyWhatTheModelAsksFor) {
+  const std::string x = kernel_source("pass time_ms=1.2"), z = kernel_source("pass time_ms=1.3");
+  Scene s(compile_compile_evaluate(x, z));
+  s.speculate = false;
+  auto out = s.run(1);
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_EQ(s.h.candidates(out->run_id).size(), 1u);
+  EXPECT_EQ(checked(s.h.evaluator, x), 2);
+  EXPECT_EQ(checked(s.h.evaluator, z), 1) << "only compiled";
+  auto spec = s.events(out->run_id, "speculation");
+  ASSERT_EQ(spec.size(), 1u);
+  EXPECT_EQ(spec[0]["enabled"], false);
+  EXPECT_EQ(spec[0]["started"], 0);
+}
+
+TEST(Speculation, ACallAModelWaitsOnNeverQueuesBehindSpeculativeWork) {
+  // Two slots: speculation may hold one; the evaluate of Y, asked while two slow compiled sources
+  // wait to be evaluated speculatively, takes the other at once.
+  const std::string a = kernel_source("pass time_ms=1.5 sleep_ms=800"), b = kernel_source("pass time_ms=1.4 sleep_ms=800");
+  const std::string y = kernel_source("pass time_ms=1.2");
+  json both = {{"tool_calls", json::array({call("compile", {{"source", a}}), call("compile", {{"source", b}})})}};
+  json script = {{"turns", {both, turn(call("evaluate", {{"source", y}})), turn(call("submit", {{"source", y}})),
+                            {{"text", "done"}}}}};
+  Scene s(script);
+  std::vector<std::unique_ptr<evolve::CandidateEvaluator>> evs;
+  std::vector<evolve::MarkerEvaluator*> markers;
+  for (int i = 0; i < 2; ++i) {
+    auto m = std::make_unique<evolve::MarkerEvaluator>();
+    markers.push_back(m.get());
+    evs.push_back(std::move(m));
+  }
+  s.pool = evolve::make_local_pool(std::move(evs), {"", ""}, s.h.task);
+  s.max_calls = 1;
+  auto out = s.run(3);  // room for both speculations in the candidate budget: the slot is what holds one back
+  ASSERT_TRUE(out) << out.error().message;
+  auto eps = s.episodes(out->run_id);
+  ASSERT_EQ(eps.size(), 1u);
+  const json& c = eps[0]["turns"][1]["calls"][0];
+  EXPECT_EQ(c["outcome"], "pass") << c.dump();
+  EXPECT_LT(c["seconds"].get<double>(), 0.5) << "it waited behind speculation: " << c.dump();
+  EXPECT_EQ(checked(*markers[0], a) + checked(*markers[1], a) + checked(*markers[0], b) + checked(*markers[1], b), 3)
+      << "both compiled, one evaluated speculatively: the other never got the reserved slot";
+  auto spec = s.events(out->run_id, "speculation");
+  ASSERT_EQ(spec.size(), 1u);
+  EXPECT_EQ(spec[0]["started"], 1) << spec[0].dump();
+  EXPECT_EQ(spec[0]["wasted"], 1) << spec[0].dump();
+  EXPECT_EQ(spec[0]["dropped"], 1) << "never started: its episode ended first: " << spec[0].dump();
 }
 
 TEST(EpisodeLoop, TheFirstMessageIsTheSearchsPromptAndSaysHowToAnswer) {

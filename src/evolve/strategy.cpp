@@ -249,9 +249,8 @@ std::optional<Status> parse_agent_key(const std::string& k, const toml::node& no
   if (k == "episode_tokens") return positive(s.episode.tokens);
   if (k == "episode_minutes") return positive(s.episode.minutes);
   if (k == "episode_speculate") {
-    auto v = node.value<bool>();
-    if (!v) return fail("config line {}: evolve.episode_speculate must be true or false", line);
-    s.episode.speculate = *v;
+    if (!node.is_boolean()) return fail("config line {}: evolve.episode_speculate must be true or false", line);
+    s.episode.speculate = *node.value<bool>();
     return Status{};
   }
   return std::nullopt;

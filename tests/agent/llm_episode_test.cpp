@@ -373,6 +373,22 @@ TEST(Speculation, ACallAModelWaitsOnNeverQueuesBehindSpeculativeWork) {
   EXPECT_EQ(spec[0]["dropped"], 1) << "never started: its episode ended first: " << spec[0].dump();
 }
 
+TEST(Speculation, IsAStrategyKeyAndTakesOnlyABoolean) {
+  auto base = evolve::preset("agent");
+  ASSERT_TRUE(base);
+  EXPECT_TRUE(base->episode.speculate);
+  auto off = evolve::parse_strategy_toml("[evolve]\nepisode_speculate = false\n", *base);
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->episode.speculate);
+  EXPECT_EQ(off->to_json()["episode"]["speculate"], false);
+  auto back = evolve::StrategyConfig::from_json(off->to_json());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_FALSE(back->episode.speculate) << "a resumed run keeps it";
+  auto bad = evolve::parse_strategy_toml("[evolve]\nepisode_speculate = 3\n", *base);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("episode_speculate must be true or false"), std::string::npos) << bad.error().message;
+}
+
 TEST(EpisodeLoop, TheFirstMessageIsTheSearchsPromptAndSaysHowToAnswer) {
   evolve::Job j;
   j.no = 7;

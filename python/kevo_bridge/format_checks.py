@@ -310,11 +310,18 @@ class CallChecker:
     imported: its baseline of switches then also catches one flipped at import or in __init__,
     which a before/after snapshot around forward alone would miss."""
 
-    def __init__(self, expected_dtypes=None, baseline=None):
+    def __init__(self, expected_dtypes=None, baseline=None, keep=None, check_inputs=True):
         self.expected_dtypes = expected_dtypes
         self.baseline = snapshot_flags() if baseline is None else baseline
         self.calls = 0
         self.earlier = []  # (call number, outputs): held alive on purpose, see check_not_reused
+        # keep: how many earlier calls' results are held (None: all). A runtime that makes
+        # thousands of timed calls holds the last few; a cache keyed on the (unchanging) input
+        # buffers returns the same object every call, which one call back already sees.
+        self.keep = keep
+        # check_inputs False: no clone of the inputs per call (the runtime's checker compares
+        # them from outside, and a clone per timed call would be timed work).
+        self.check_inputs = check_inputs
 
     def call(self, forward, inputs):
         """Runs forward(*inputs) under the checks. Never raises (except for os._exit, which no
@@ -324,7 +331,7 @@ class CallChecker:
         try:
             before = snapshot_flags()
             failures.extend(_list(compare_flags(self.baseline, before, "before forward (at import or in __init__)")))
-            snap = snapshot_inputs(inputs)
+            snap = snapshot_inputs(inputs) if self.check_inputs else None
         except BaseException as e:  # a hostile input's clone; the checker must still answer
             return CallResult([], Verdict(FORWARD_RAISED, f"inputs cannot be snapshot: {e!r}"), [])
         try:
@@ -342,12 +349,15 @@ class CallChecker:
             failures.extend(check_output_types(outputs))
             failures.extend(check_not_aliased(outputs, inputs))
             failures.extend(check_not_reused(outputs, self.earlier))
-            failures.extend(check_inputs_unchanged(inputs, snap))
+            if snap is not None:
+                failures.extend(check_inputs_unchanged(inputs, snap))
             failures.extend(check_dtypes(outputs, self.expected_dtypes))
         except BaseException as e:  # e.g. a subclass whose comparison raises
             v = Verdict(FORWARD_RAISED, f"result cannot be checked: {type(e).__name__}: {_safe_repr(e)}")
             return CallResult([], v, failures + [v])
         self.earlier.append((self.calls, outputs))
+        if self.keep is not None and len(self.earlier) > self.keep:
+            del self.earlier[0]
         return CallResult(outputs, _first(failures), failures)
 
 

@@ -1,6 +1,7 @@
 // The checker's top level: evaluate() runs the phases of check/session.h in order. Each phase
 // reads and extends the session; the first failure decides the verdict.
 #include "check/evaluator.h"
+#include "check/python_candidate.h"
 
 #include <algorithm>
 #include <random>
@@ -132,6 +133,7 @@ EvalSession::EvalSession(const Task& t, const EvalOptions& o, Verdict& verdict)
     : task(t), opts(o), v(verdict), t_start_(Clock::now()), t_phase_(t_start_) {
   v.task = task.name;
   v.candidate = opts.baseline_mode ? task.baseline_path().string() : opts.candidate.string();
+  python = !opts.baseline_mode && is_python_candidate(opts.candidate);
   v.seed = opts.seed ? *opts.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
 }
 
@@ -238,6 +240,24 @@ void EvalSession::keep_trusted() {
   WarmRunners::keep(runner_options(opts), task.dir.string(), {std::move(trusted), trusted_hello});
 }
 
+// A Python candidate: its runtime found (the bridge's interpreter, embedded by both runners) and
+// its text screened; no static check of CUDA C++ applies to it.
+bool python_intake_phase(EvalSession& s, std::string src) {
+  if (std::string why = python_intake(src); !why.empty()) {
+    s.v.set(Outcome::CompileError, Reason::kCompile, fmt::format("{}: {}", s.opts.candidate.string(), why));
+    return false;
+  }
+  auto rt = torch::python_runtime();
+  if (!rt) {
+    s.v.set(Outcome::InfraError, Reason::kTorch, "the Python candidate runtime: " + rt.error().message);
+    return false;
+  }
+  s.python_rt = *rt;
+  s.compile_options.arch = s.opts.arch;
+  s.source = std::move(src);
+  return true;
+}
+
 // The source, read and checked before anything compiles: static checks are a second line of
 // defence that names the line.
 bool intake_phase(EvalSession& s) {
@@ -267,6 +287,7 @@ bool intake_phase(EvalSession& s) {
     s.v.set(Outcome::InfraError, Reason::kInput, src.error().message);
     return false;
   }
+  if (s.python) return python_intake_phase(s, std::move(*src));
   if (!s.opts.baseline_mode)
     if (auto f = check_intake(*src, io)) return refuse(*f);
   StaticCheckOptions sco;
@@ -287,7 +308,19 @@ bool intake_phase(EvalSession& s) {
 
 namespace {
 
+// A Python module is not compiled: the runtime runs the file the runner seals at confine.
+CompileResult python_module(const std::filesystem::path& p) {
+  CompileResult r;
+  r.ok = true;
+  r.so_path = p;
+  r.driver = "python";
+  r.arch_used = "python";
+  return r;
+}
+
 Result<CompileResult> compile_source(EvalSession& s, bool baseline) {
+  if (!baseline && s.python) return python_module(s.opts.candidate);
+  if (baseline && s.task.baseline_is_torch_model) return python_module(s.task.torch_reference_path());
   CompileOptions co = s.compile_options;
   if (baseline) co.link_libs.clear();
   const std::string name = baseline || s.opts.baseline_mode ? "baseline.cu"
@@ -348,7 +381,8 @@ bool compile_phase(EvalSession& s) {
   }
   s.cand_so = *cres;
   // The compiled library must export kevo_forward itself (not only a C++-mangled one).
-  if (auto ex = confirm_exports(cres->so_path); !ex) {
+  if (s.python) {
+  } else if (auto ex = confirm_exports(cres->so_path); !ex) {
     s.v.set(Outcome::InfraError, Reason::kCompiler, ex.error().message);
     return false;
   } else if (*ex) {
@@ -368,6 +402,31 @@ bool compile_phase(EvalSession& s) {
   return true;
 }
 
+// The Python runtime started in a runner (before its confinement): torch imported, the task read.
+bool start_python(EvalSession& s, RunnerClient& r) {
+  if (!s.python_rt) {
+    auto rt = torch::python_runtime();
+    if (!rt) {
+      s.v.set(Outcome::InfraError, Reason::kTorch, "the Python candidate runtime: " + rt.error().message);
+      return false;
+    }
+    s.python_rt = *rt;
+  }
+  auto meta = python_meta(s.task);
+  if (!meta) {
+    s.v.set(Outcome::InfraError, Reason::kTask, meta.error().message);
+    return false;
+  }
+  auto p = s.timed("python", [&] {
+    return r.call(proto::PythonRequest{s.python_rt->libpython, s.python_rt->sys_path, *meta}, 120s);
+  });
+  if (!p) {
+    s.v.set(Outcome::InfraError, Reason::kRunner, "cannot start the Python runtime in a runner: " + p.error().message);
+    return false;
+  }
+  return true;
+}
+
 // Where reference outputs come from: PyTorch, the CPU reference (the baseline's own check, or a
 // task that says so), or the baseline in the trusted runner (the usual case).
 bool oracle_phase(EvalSession& s) {
@@ -375,7 +434,10 @@ bool oracle_phase(EvalSession& s) {
   const auto timeout = s.opts.call_timeout * 3;
   if (wants_trusted_runner(s) && !s.await_trusted()) return false;
   if (s.trusted && s.base_so) {
-    auto l = s.trusted->call(proto::LoadRequest{"base", s.base_so->so_path.string()}, 60s);
+    if (task.baseline_is_torch_model && !start_python(s, *s.trusted)) return false;
+    proto::LoadRequest lr{"base", s.base_so->so_path.string()};
+    if (task.baseline_is_torch_model) lr.python_entry = "Model";
+    auto l = s.trusted->call(lr, 120s);
     if (!l) {
       s.v.set(Outcome::InfraError, Reason::kBaseline, "cannot load the baseline in its own process");
       return false;
@@ -445,6 +507,10 @@ uint64_t slab_bytes(const EvalSession& s) {
 // candidate's library loaded into it; nothing else is ever loaded there.
 bool confine_phase(EvalSession& s) {
   proto::ConfineRequest q{s.cand_so->so_path.string(), s.opts.device_data ? slab_bytes(s) : 0};
+  if (s.python) {
+    if (!start_python(s, *s.cand)) return false;
+    q.read_dirs = s.python_rt->read_dirs;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto c = s.cand->call(q, 60s);
   s.v.work["confine"] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -471,7 +537,9 @@ bool confine_phase(EvalSession& s) {
 
 bool load_phase(EvalSession& s) {
   if (!confine_phase(s)) return false;
-  auto l = s.cand->call(proto::LoadRequest{"cand", s.cand_so->so_path.string(), true}, 60s);
+  proto::LoadRequest lr{"cand", s.cand_so->so_path.string(), true};
+  if (s.python) lr.python_entry = "ModelNew";
+  auto l = s.cand->call(lr, 120s);
   if (!l && !l.answered()) {
     classify_death(s.v, *s.cand, nullptr, "loading the candidate");
     return false;

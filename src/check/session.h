@@ -15,6 +15,7 @@
 #include "run/protocol.h"
 #include "run/runner_client.h"
 #include "task/resolved.h"
+#include "torch/python_runtime.h"
 #include "util/gpu_lock.h"
 
 namespace kevo {
@@ -53,6 +54,9 @@ struct EvalSession {
   std::optional<proto::DeviceState> state_at_load;
   // The candidate's runner's threads once confined, counted from outside (-1: not known).
   int cand_threads = -1;
+  // A Python candidate (check/python_candidate.h): the runtime both runners embed.
+  bool python = false;
+  std::optional<torch::PythonRuntime> python_rt;
 
   // Phases: the current one's time is recorded when the next starts or the verdict ends.
   void next_phase(EvalPhase p);

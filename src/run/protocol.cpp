@@ -107,12 +107,14 @@ void from_json(const json&, HelloRequest&) {}
 
 void to_json(json& j, const LoadRequest& r) {
   j = json{{"cmd", LoadRequest::kCmd}, {"slot", r.slot}, {"path", r.path}, {"untrusted", r.untrusted}};
+  if (!r.python_entry.empty()) j["python_entry"] = r.python_entry;
 }
 
 void from_json(const json& j, LoadRequest& r) {
   r.slot = j.at("slot").get<std::string>();
   r.path = j.at("path").get<std::string>();
   r.untrusted = j.value("untrusted", false);
+  r.python_entry = j.value("python_entry", "");
 }
 
 void to_json(json& j, const ConfineReply& r) {

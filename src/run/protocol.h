@@ -150,8 +150,28 @@ struct ConfineRequest {
   // own: the identity is given up and the process made undumpable, but neither Landlock nor the
   // seccomp filter is applied (the tool's injected library would fail under them).
   bool under_tool = false;
+  // Folders the confined process may still read beside the system ones: a Python candidate's
+  // interpreter reads torch's modules from its site-packages (a virtual environment in /opt, say).
+  std::vector<std::string> read_dirs;
 };
-KEVO_PROTO_REQUEST(ConfineRequest, path, reserve_bytes, under_tool)
+KEVO_PROTO_REQUEST(ConfineRequest, path, reserve_bytes, under_tool, read_dirs)
+
+// python: the embedded interpreter of the Python candidate runtime (runner/python_host.h) started
+// in this runner: libpython opened, sys.path set, torch imported, the task's problem read. Before
+// confine (a candidate's runner) or before the baseline's load (the trusted one); once per process.
+struct PythonReply {
+  std::string versions;
+  int threads_before = 0, threads_after = 0;  // around the start: torch's own threads
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PythonReply, versions, threads_before, threads_after)
+struct PythonRequest {
+  static constexpr const char* kCmd = "python";
+  using Reply = PythonReply;
+  std::string libpython;
+  std::vector<std::string> sys_path;
+  std::string meta;  // JSON: python/kevo_bridge/candidate_runtime.py prepare's argument
+};
+KEVO_PROTO_REQUEST(PythonRequest, libpython, sys_path, meta)
 
 // load: dlopen `path` into `slot`. An untrusted library is the one `confine` read (the request
 // must name the same path; refused without a confine): the runner loads its copy in memory, not
@@ -165,6 +185,9 @@ struct LoadRequest {
   using Reply = LoadReply;
   std::string slot, path;
   bool untrusted = false;
+  // A Python slot: the module at path (an untrusted one: confine's copy) run by the started
+  // runtime, and its class `entry` ("ModelNew"; "Model": the problem's own, path unused) called.
+  std::string python_entry;
 };
 void to_json(json& j, const LoadRequest& r);
 void from_json(const json& j, LoadRequest& r);

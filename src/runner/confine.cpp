@@ -63,7 +63,7 @@ bool drop_identity(proto::Isolation& iso) {
   return true;
 }
 
-void add_landlock(proto::Isolation& iso) {
+void add_landlock(proto::Isolation& iso, const std::vector<std::string>& read_dirs) {
   const int abi = landlock::abi();
   if (abi < 1) {
     iso.error += iso.error.empty() ? "" : "; ";
@@ -81,6 +81,8 @@ void add_landlock(proto::Isolation& iso) {
   }
   const uint64_t h = a.handled_access_fs;
   for (const char* p : kReadOnly) landlock::allow_path(fd, p, landlock::kReadRights, h);
+  for (const auto& p : read_dirs)
+    if (p.size() > 1 && p[0] == '/') landlock::allow_path(fd, p.c_str(), landlock::kReadRights, h);
   const std::string self = "/proc/" + std::to_string(getpid());
   landlock::allow_path(fd, self.c_str(), landlock::kReadRights, h);
   for (const char* p : kDevices) landlock::allow_path(fd, p, landlock::kFileRights | landlock::kReadDir, h);
@@ -118,7 +120,7 @@ proto::Isolation confine_process(const ConfineOptions& o) {
     return iso;
   }
   if (o.identity_only) return iso;
-  add_landlock(iso);
+  add_landlock(iso, o.read_dirs);
   SandboxStatus st = install_candidate_filter();
   iso.seccomp = st.installed;
   if (!st.installed) iso.error += std::string(iso.error.empty() ? "" : "; ") + "seccomp: " + st.error;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "run/protocol.h"
 
@@ -30,6 +31,9 @@ void make_undumpable();
 struct ConfineOptions {
   bool drop_identity = true;  // false only where the caller has no other identity to use (tests)
   bool identity_only = false;  // a tool's runner: identity, undumpable, no new privileges; no filters
+  // Read-only beside the system folders (proto::ConfineRequest::read_dirs): absolute folders only;
+  // "/" and relative paths are ignored (they would undo the file layer).
+  std::vector<std::string> read_dirs;
 };
 
 // Applies every layer this machine offers to the calling process (identity for every thread,

@@ -120,6 +120,7 @@ RunnerService::Call RunnerService::call_once(ForwardFn fn, const kevo_args& a) {
   kevo::guard::disarm();
   cudaError_t le = cudaGetLastError();
   if (le != cudaSuccess) c.launch_error = cuda_err(le);
+  if (c.launch_error.empty()) c.launch_error = python_error(fn, c.rc);
   CUDA_OR_FATAL(cudaEventRecord(ev1_, stream_));
   CUDA_OR_FATAL(cudaStreamSynchronize(stream_));
   auto t_stream = Clock::now();

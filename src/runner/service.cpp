@@ -14,6 +14,8 @@
 #include "runner/device_data.h"
 #include "runner/interpose.h"
 #include "runner/confine.h"
+#include "runner/python_host.h"
+#include "run/python_codes.h"
 
 namespace kevo::runner {
 
@@ -60,6 +62,7 @@ json RunnerService::handle(const json& req) {
   if (cmd == HelloRequest::kCmd) return serve(req, &RunnerService::hello);
   if (cmd == ConfineRequest::kCmd) return serve(req, &RunnerService::confine);
   if (cmd == LoadRequest::kCmd) return serve(req, &RunnerService::load);
+  if (cmd == PythonRequest::kCmd) return serve(req, &RunnerService::python);
   if (cmd == RunRequest::kCmd) return serve(req, &RunnerService::run);
   if (cmd == TimeBatchRequest::kCmd) return serve(req, &RunnerService::time_batch);
   if (cmd == CompareRequest::kCmd) return serve(req, &RunnerService::compare);
@@ -147,7 +150,8 @@ Result<proto::ConfineReply> RunnerService::confine(const proto::ConfineRequest& 
   // KEVO_RUNNER_KEEP_ROOT=1: a machine where root cannot give up its identity and keep the GPU
   // (the verdict says the candidate ran as root).
   const bool keep_root = std::getenv("KEVO_RUNNER_KEEP_ROOT") != nullptr;
-  rep.isolation = confine_process({.drop_identity = !keep_root, .identity_only = req.under_tool});
+  rep.isolation = confine_process({.drop_identity = !keep_root, .identity_only = req.under_tool,
+                                   .read_dirs = req.read_dirs});
   guard::seal();
   confined_ = geteuid() != 0 || keep_root;  // root that could not give up its identity loads nothing
   if (!confined_) return fail("the candidate's runner could not give up root: {}", rep.isolation.error);
@@ -164,6 +168,7 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
     untrusted_loaded_ = true;
     free_spares();
   }
+  if (!req.python_entry.empty()) return load_python(req);
   const std::string where = req.untrusted ? "/proc/self/fd/" + std::to_string(library_fd_) : req.path;
   // Threads are counted around dlopen too: one started by a static constructor would otherwise
   // be in every call's "before" count and never show up as left running.
@@ -177,6 +182,43 @@ Result<proto::LoadReply> RunnerService::load(const proto::LoadRequest& req) {
   fns_[req.slot] = fn;
   handles_[req.slot] = h;
   return rep;
+}
+
+// The interpreter starts in the runner's own thread while the process is still the runner's:
+// torch's imports and its CUDA state happen here, before any candidate code and the sandbox.
+Result<proto::PythonReply> RunnerService::python(const proto::PythonRequest& req) {
+  if (untrusted_loaded_ || confined_) return fail("python: before confine and before any candidate");
+  init();
+  proto::PythonReply rep;
+  rep.threads_before = count_threads();
+  auto h = PythonHost::start({req.libpython, req.sys_path, req.meta, "cuda"});
+  rep.threads_after = count_threads();
+  if (!h) return h.unexpected();
+  rep.versions = (*h)->versions();
+  return rep;
+}
+
+// A Python slot: the candidate's module (confine's sealed copy) or the problem's own Model.
+Result<proto::LoadReply> RunnerService::load_python(const proto::LoadRequest& req) {
+  PythonHost* h = PythonHost::get();
+  if (!h) return fail("load of a Python slot before the python request");
+  proto::LoadReply rep;
+  const int fd = req.untrusted ? library_fd_ : -1;
+  if (req.python_entry != "Model" && fd < 0) return fail("a Python candidate is loaded only from confine's copy");
+  rep.threads_before = count_threads();
+  auto st = h->load(fd, req.untrusted ? "solution.py" : req.path, req.python_entry);
+  rep.threads_after = count_threads();
+  if (!st) return fail("the Python module did not load: {}", st.error().message);
+  fns_[req.slot] = &PythonHost::forward;
+  return rep;
+}
+
+std::string python_error(ForwardFn fn, int rc) {
+  if (rc == 0 || fn != &PythonHost::forward) return "";
+  const char* name = proto::python_rc_name(rc);
+  std::string msg = PythonHost::get()->last_error();
+  if (msg.size() > 1500) msg.resize(1500);
+  return fmt::format("python runtime code {} ({}): {}", rc, name ? name : "unknown", msg);
 }
 
 // Device buffers keyed by name; reused while the size matches so a candidate sees the same

@@ -45,6 +45,9 @@ std::string cuda_err(cudaError_t e);
   } while (0)
 
 int count_threads();
+// A Python slot's explanation of a non-zero return code ("" for a native slot or rc 0): the
+// candidate process's own word, which only explains a failure the checker sees anyway.
+std::string python_error(ForwardFn fn, int rc);
 // CPU time of this thread. The runner waits for the device by spinning (cudaDeviceScheduleSpin),
 // so a device-wide wait that burns little CPU time was the host being descheduled (a loaded
 // machine), not the device being busy with hidden work.
@@ -76,6 +79,8 @@ class RunnerService {
   Result<proto::HelloReply> hello(const proto::HelloRequest& req);
   Result<proto::ConfineReply> confine(const proto::ConfineRequest& req);
   Result<proto::LoadReply> load(const proto::LoadRequest& req);
+  Result<proto::PythonReply> python(const proto::PythonRequest& req);
+  Result<proto::LoadReply> load_python(const proto::LoadRequest& req);
   // The device buffer under `key`, of `bytes` (a new one when the size changes or `fresh`). One
   // another process maps (exported through CUDA IPC) is allocated in whole kIpcAlloc units: the
   // driver packs smaller allocations together, and a process may map such an allocation only once

@@ -124,6 +124,7 @@ Result<proto::TimeBatchReply> RunnerService::time_batch(const proto::TimeBatchRe
       rc = fn(&a);
       kevo::guard::disarm();
       if (cudaError_t le = cudaGetLastError(); le != cudaSuccess && rep.launch_error.empty()) rep.launch_error = cuda_err(le);
+      if (rep.launch_error.empty()) rep.launch_error = python_error(fn, rc);
     }
     CUDA_OR_FATAL(cudaEventRecord(ev[3], stream_));
     rep.rc.push_back(rc);

@@ -47,6 +47,7 @@ Result<std::vector<int64_t>> Task::shape_of(const TensorSpec& t, const Config& c
 }
 
 bool Task::has_baseline() const {
+  if (baseline_is_torch_model) return true;
   std::error_code ec;
   return fs::exists(baseline_path(), ec);
 }

@@ -90,6 +90,9 @@ struct Task {
   std::string torch_reference;       // file in dir, e.g. "reference.py" (KernelBench-style module)
   std::string torch_baseline;        // optional PyTorch-extension baseline (EvoEngineer records)
   std::optional<BackwardSpec> backward;  // set: this task is the backward of backward->of
+  // Not from task.toml: the baseline is the PyTorch reference's own Model run by the Python
+  // candidate runtime (`kevo eval` of a KernelBench solution times it against eager this way).
+  bool baseline_is_torch_model = false;
 
   std::filesystem::path baseline_path() const { return dir / "baseline.cu"; }
   std::filesystem::path reference_path() const { return dir / "reference.cpp"; }
